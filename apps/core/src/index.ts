@@ -1,0 +1,4 @@
+export { createCore, type Core } from "./app";
+
+export { openDatabase, ping, type Database, type Db } from "./db";
+export type { CoreContext, Actor } from "./context";

@@ -1,0 +1,2 @@
+// public entry of @pushstack/dispatcher; filled by its issue
+export {};

@@ -1,0 +1,2 @@
+// public entry of @pushstack/edge; filled by its issue
+export {};

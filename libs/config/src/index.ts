@@ -1,0 +1,2 @@
+export { loadConfig, redactConfig, ConfigError, type Config } from "./config";
+export { createLogger, silentLogger, type Logger, type LogLevel } from "./logger";

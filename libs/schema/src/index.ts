@@ -1,0 +1,4 @@
+export * from "./tables";
+export * from "./plans";
+export * from "./models";
+export * from "./messages";

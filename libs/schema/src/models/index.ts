@@ -1,0 +1,5 @@
+export * from "./common";
+export * from "./auth";
+export * from "./apps";
+export * from "./apikeys";
+export * from "./packs";
