@@ -7,9 +7,22 @@ import { httpBasics, json } from "./http";
  * The HTTP shell every process serves: request ids, one error mapping, /healthz, OpenAPI at /docs
  * (JSON at /openapi.json), and whatever route sets the process runs (edge, core, or both).
  */
-export function createServer(opts: { log: Logger; ready: () => Promise<string | null>; accessLog?: boolean; title?: string }) {
+export function createServer(opts: {
+  log: Logger;
+  /** null when ready, else why not (answered by /healthz with 503). */
+  ready: () => Promise<string | null>;
+  /** While false, every route but /healthz answers 503: the process listens before it has migrated. */
+  started?: () => boolean;
+  accessLog?: boolean;
+  title?: string;
+}) {
   return new Elysia()
     .use(httpBasics(opts.log, { accessLog: opts.accessLog }))
+    .onRequest(({ request }) => {
+      if (opts.started && !opts.started() && !request.url.endsWith("/healthz")) {
+        return json(503, { error: "starting, retry shortly" }, { "retry-after": "1" });
+      }
+    })
     .use(
       openapi({
         path: "/docs",
@@ -30,6 +43,7 @@ export function createServer(opts: { log: Logger; ready: () => Promise<string | 
     .get(
       "/healthz",
       async () => {
+        if (opts.started && !opts.started()) return json(503, { error: "starting" });
         const problem = await opts.ready().catch((e: Error) => e.message);
         return problem ? json(503, { error: problem }) : { status: "ok" };
       },

@@ -1,3 +1,4 @@
 export * from "./accounts";
 export * from "./apps";
 export * from "./packs";
+export * from "./devices";

@@ -101,6 +101,24 @@ CREATE TABLE "push_packs" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "devices" (
+	"id" bigserial PRIMARY KEY NOT NULL,
+	"app_id" integer NOT NULL,
+	"install_token" text NOT NULL,
+	"external_id" text,
+	"platform" text,
+	"country" text,
+	"language" text,
+	"model" text,
+	"tz_sec" integer,
+	"tags" jsonb DEFAULT '{}'::jsonb NOT NULL,
+	"transport_type" text,
+	"transport_token" text,
+	"token_invalid" boolean DEFAULT false NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"last_active_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "apps" ADD CONSTRAINT "apps_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "app_push_packs" ADD CONSTRAINT "app_push_packs_app_id_apps_id_fk" FOREIGN KEY ("app_id") REFERENCES "public"."apps"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -109,6 +127,7 @@ ALTER TABLE "pack_event_pushes" ADD CONSTRAINT "pack_event_pushes_language_id_pa
 ALTER TABLE "pack_languages" ADD CONSTRAINT "pack_languages_pack_id_push_packs_id_fk" FOREIGN KEY ("pack_id") REFERENCES "public"."push_packs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "pack_scheduled_pushes" ADD CONSTRAINT "pack_scheduled_pushes_language_id_pack_languages_id_fk" FOREIGN KEY ("language_id") REFERENCES "public"."pack_languages"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "push_packs" ADD CONSTRAINT "push_packs_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "devices" ADD CONSTRAINT "devices_app_id_apps_id_fk" FOREIGN KEY ("app_id") REFERENCES "public"."apps"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "api_keys_hash_uq" ON "api_keys" USING btree ("key_hash");--> statement-breakpoint
 CREATE INDEX "api_keys_user_idx" ON "api_keys" USING btree ("user_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "users_email_lower_uq" ON "users" USING btree (lower("email"));--> statement-breakpoint
@@ -119,4 +138,6 @@ CREATE INDEX "pack_event_lang_idx" ON "pack_event_pushes" USING btree ("language
 CREATE UNIQUE INDEX "pack_languages_pack_code_uq" ON "pack_languages" USING btree ("pack_id","language_code");--> statement-breakpoint
 CREATE INDEX "pack_scheduled_slot_idx" ON "pack_scheduled_pushes" USING btree ("day_of_week","send_time");--> statement-breakpoint
 CREATE INDEX "pack_scheduled_lang_idx" ON "pack_scheduled_pushes" USING btree ("language_id");--> statement-breakpoint
-CREATE INDEX "push_packs_user_idx" ON "push_packs" USING btree ("user_id");
+CREATE INDEX "push_packs_user_idx" ON "push_packs" USING btree ("user_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "devices_app_install_uq" ON "devices" USING btree ("app_id","install_token");--> statement-breakpoint
+CREATE INDEX "devices_app_external_idx" ON "devices" USING btree ("app_id","external_id");
