@@ -25,6 +25,16 @@ export interface Config {
   /** Addresses (exact IPs) whose X-Forwarded-For is believed. */
   trustedProxies: string[];
   logLevel: "debug" | "info" | "warn" | "error";
+  /** Billing e-mail (low-balance alerts): `smtp://user:pass@host:port`; null = alerts are logged, not sent. */
+  smtpUrl: string | null;
+  mailFrom: string;
+  /** BTCPay Server (Greenfield API) for crypto top-ups; all four set, or top-ups answer 503. */
+  btcpayUrl: string | null;
+  btcpayApiKey: string | null;
+  btcpayStoreId: string | null;
+  btcpayWebhookSecret: string | null;
+  /** Where this service is reached from outside (links in e-mails, payment redirects). */
+  publicUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -99,6 +109,35 @@ export function loadConfig(env: Env = process.env): Config {
     sdkRateLimit: int(env, "SDK_RATE_LIMIT", 1000, 1),
     trustedProxies: list(env.TRUSTED_PROXIES),
     logLevel,
+    ...billingSettings(env),
+  };
+}
+
+function optionalUrl(env: Env, name: string, schemes: string[]): string | null {
+  const raw = env[name] || null;
+  if (!raw) return null;
+  let scheme = "";
+  try {
+    scheme = new URL(raw).protocol.replace(/:$/, "");
+  } catch {}
+  if (!schemes.includes(scheme)) throw new ConfigError(`${name} must be a ${schemes.join(" or ")} URL`);
+  return raw;
+}
+
+function billingSettings(env: Env) {
+  const btcpay = {
+    btcpayUrl: optionalUrl(env, "BTCPAY_URL", ["http", "https"])?.replace(/\/+$/, "") ?? null,
+    btcpayApiKey: env.BTCPAY_API_KEY || null,
+    btcpayStoreId: env.BTCPAY_STORE_ID || null,
+    btcpayWebhookSecret: env.BTCPAY_WEBHOOK_SECRET || null,
+  };
+  const set = Object.values(btcpay).filter(Boolean).length;
+  if (set !== 0 && set !== 4) throw new ConfigError("BTCPAY_URL, BTCPAY_API_KEY, BTCPAY_STORE_ID and BTCPAY_WEBHOOK_SECRET go together");
+  return {
+    smtpUrl: optionalUrl(env, "SMTP_URL", ["smtp", "smtps"]),
+    mailFrom: env.MAIL_FROM || "PushStack <billing@localhost>",
+    ...btcpay,
+    publicUrl: optionalUrl(env, "PUBLIC_URL", ["http", "https"])?.replace(/\/+$/, "") ?? null,
   };
 }
 
@@ -112,5 +151,9 @@ export function redactConfig(c: Config): Record<string, unknown> {
     adminPassword: c.adminPassword ? "***" : null,
     jwtSecret: "***",
     masterKey: "***",
+    // nodemailer also reads credentials from the query string (?pass=...): keep only scheme, user, host, port
+    smtpUrl: c.smtpUrl ? c.smtpUrl.replace(/^(smtps?:\/\/)(?:([^:@/]*)(?::[^@/]*)?@)?([^/?#]*).*$/, (_m, s, u, h) => `${s}${u ? u + ":***@" : ""}${h}`) : null,
+    btcpayApiKey: c.btcpayApiKey ? "***" : null,
+    btcpayWebhookSecret: c.btcpayWebhookSecret ? "***" : null,
   };
 }

@@ -1,6 +1,6 @@
 import { test, expect } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { seal, open } from "./crypto";
+import { seal, open } from "./sealing";
 
 test("seal/open round-trips and never shows the plaintext", () => {
   const key = randomBytes(32);
