@@ -7,6 +7,7 @@ import { apiKeyRoutes } from "./modules/apikeys";
 import { packRoutes } from "./modules/packs";
 import { ensureAdmin } from "./modules/auth/service";
 import { syncDirectory } from "./modules/directory/service";
+import { publishCredentials } from "./modules/directory/credentials";
 
 export interface Core {
   /** Core's routes, to mount in a server (alone, or beside the edge in embedded mode). */
@@ -30,6 +31,7 @@ export function createCore(ctx: CoreContext): Core {
     async start() {
       if (ctx.config.adminEmail && ctx.config.adminPassword) await ensureAdmin(ctx, ctx.config.adminEmail, ctx.config.adminPassword);
       const n = await syncDirectory(ctx);
+      await publishCredentials(ctx);
       ctx.log.info("core started", { apps_in_directory: n });
     },
     async stop() {},

@@ -173,3 +173,28 @@ describe("app directory", () => {
     expect(await kv.get(String(app.id))).toBeNull();
   });
 });
+
+describe("credentials for dispatchers", () => {
+  test("core publishes each app's credentials sealed to the app_credentials bucket, bumping the version", async () => {
+    const { open } = await import("@pushstack/config");
+    const u = await t.user();
+    const kv = await t.bus.kv("app_credentials");
+    const { body: app } = await t.req("POST", "/api/v3/apps", { token: u.token, body: { name: "A", platform: "ios" } });
+    const raw1 = new TextDecoder().decode((await kv.get(String(app.id)))!.value);
+    expect(raw1.startsWith("v1:")).toBe(true);
+    const e1 = JSON.parse(open(t.ctx.config.masterKey, raw1));
+    expect(e1).toMatchObject({ app_id: app.id, fcm: null, apns: null });
+    expect(e1.webpush.public_key).toBe(app.vapid_public_key);
+    expect(e1.webpush.subject).toBe(`mailto:${u.email}`);
+    const p8 = ecPem();
+    await t.req("PUT", `/api/v3/apps/${app.id}/credentials/apns`, {
+      token: u.token,
+      body: { key_p8: p8, key_id: "ABCDE12345", team_id: "TEAM123456", bundle_id: "com.example.app", production: true },
+    });
+    const e2 = JSON.parse(open(t.ctx.config.masterKey, new TextDecoder().decode((await kv.get(String(app.id)))!.value)));
+    expect(e2.version).toBeGreaterThan(e1.version);
+    expect(e2.apns).toEqual({ key_p8: p8, key_id: "ABCDE12345", team_id: "TEAM123456", bundle_id: "com.example.app", production: true });
+    await t.req("DELETE", `/api/v3/apps/${app.id}`, { token: u.token });
+    expect(await kv.get(String(app.id))).toBeNull();
+  });
+});

@@ -6,6 +6,7 @@ import { badRequest, forbidden, notFound, planRequired } from "@pushstack/http";
 import type { Actor, CoreContext } from "../../context";
 import { seal, randomToken } from "../../lib/crypto";
 import { publishDirectory } from "../directory/service";
+import { publishCredentials } from "../directory/credentials";
 
 type AppRow = typeof apps.$inferSelect;
 
@@ -81,6 +82,7 @@ export async function createApp(ctx: CoreContext, actor: Actor, input: { name: s
     return row!;
   });
   await publishDirectory(ctx, { appId: app.id });
+  await publishCredentials(ctx, app.id);
   return appView(app);
 }
 
@@ -103,6 +105,7 @@ export async function deleteApp(ctx: CoreContext, actor: Actor, appId: number) {
   await loadOwnApp(ctx, actor, appId);
   await ctx.db.delete(apps).where(eq(apps.id, appId));
   await publishDirectory(ctx, { appId });
+  await publishCredentials(ctx, appId);
 }
 
 export async function rotatePostbackToken(ctx: CoreContext, actor: Actor, appId: number) {
@@ -146,6 +149,7 @@ export async function setFcmCredentials(ctx: CoreContext, actor: Actor, appId: n
     })
     .where(eq(apps.id, appId))
     .returning();
+  await publishCredentials(ctx, appId);
   return appView(row!).credentials;
 }
 
@@ -173,6 +177,7 @@ export async function setApnsCredentials(
     })
     .where(eq(apps.id, appId))
     .returning();
+  await publishCredentials(ctx, appId);
   return appView(row!).credentials;
 }
 
@@ -187,6 +192,7 @@ export async function deleteCredentials(ctx: CoreContext, actor: Actor, appId: n
     .set({ ...patch, credentialsVersion: sql`${apps.credentialsVersion} + 1`, updatedAt: ctx.now() })
     .where(eq(apps.id, appId))
     .returning();
+  await publishCredentials(ctx, appId);
   return appView(row!).credentials;
 }
 
@@ -204,5 +210,6 @@ export async function rotateVapid(ctx: CoreContext, actor: Actor, appId: number)
     })
     .where(eq(apps.id, appId))
     .returning();
+  await publishCredentials(ctx, appId);
   return appView(row!);
 }
