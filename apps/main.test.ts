@@ -66,7 +66,7 @@ test("bun run start: healthz, docs, the API, structured logs with request ids, d
   const docs = await fetch(`${a.base}/docs`);
   expect(docs.status).toBe(200);
   expect(await docs.text()).toContain("<html");
-  const spec = await (await fetch(`${a.base}/openapi.json`)).json();
+  const spec = (await (await fetch(`${a.base}/openapi.json`)).json()) as any;
   expect(spec.paths["/api/v3/apps"]).toBeDefined();
   expect(spec.paths["/api/v3/admin/push-packs/{pack_id}/publish"]).toBeDefined();
   const reg = await fetch(`${a.base}/api/auth/register`, {

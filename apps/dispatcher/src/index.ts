@@ -1,2 +1,4 @@
-// public entry of @pushstack/dispatcher; filled by its issue
-export {};
+/** @pushstack/dispatcher: the send-job consumer and the delivery transports. */
+export { createDispatcher, ensureSendStreams, outcome, type DispatcherOptions } from "./dispatcher";
+export { startDispatcher, type TransportOptions } from "./runtime";
+export { createTransports } from "./transports";
