@@ -1,6 +1,7 @@
 import { and, asc, eq, isNull } from "drizzle-orm";
-import { apiKeys, planOf, lowestPlanWith } from "@pushstack/schema";
-import { adminRequired, forbidden, notFound, planRequired } from "@pushstack/http";
+import { apiKeys } from "@pushstack/schema";
+import { adminRequired, forbidden, notFound } from "@pushstack/http";
+import { requireFeature } from "../billing/entitlements";
 import type { Actor, CoreContext } from "../../context";
 import { randomToken, sha256 } from "../../lib/crypto";
 /** Keys are recognisable (secret scanners, logs) by this prefix. */
@@ -21,9 +22,7 @@ const view = (k: KeyRow) => ({
 
 /** The one plan check for API keys, shared with authentication. */
 export function assertApiKeysAllowed(actor: Actor) {
-  if (!planOf(actor.plan).features.has("api_keys")) {
-    throw planRequired(`API keys require the ${lowestPlanWith("api_keys").name} plan or above`);
-  }
+  requireFeature(actor, "api_keys");
 }
 
 export async function createApiKey(ctx: CoreContext, actor: Actor, input: { name: string; app_id?: number; scope?: "admin" }) {

@@ -1,11 +1,12 @@
 import { and, asc, count, eq, sql } from "drizzle-orm";
 import { createPrivateKey } from "node:crypto";
 import webpush from "web-push";
-import { apps, users, planOf, lowestPlanForApps } from "@pushstack/schema";
-import { badRequest, forbidden, notFound, planRequired } from "@pushstack/http";
+import { apps, users } from "@pushstack/schema";
+import { badRequest, forbidden, notFound } from "@pushstack/http";
 import type { Actor, CoreContext } from "../../context";
 import { seal, randomToken } from "../../lib/crypto";
 import { publishDirectory } from "../directory/service";
+import { requireAppCapacity } from "../billing/entitlements";
 import { publishCredentials } from "../directory/credentials";
 
 type AppRow = typeof apps.$inferSelect;
@@ -61,12 +62,8 @@ export async function createApp(ctx: CoreContext, actor: Actor, input: { name: s
     // lock the account row: concurrent creates cannot both pass the app limit
     const [owner] = await tx.select().from(users).where(eq(users.id, actor.userId)).for("update");
     if (!owner) throw notFound("user");
-    const plan = planOf(owner.plan);
     const [{ n }] = (await tx.select({ n: count() }).from(apps).where(eq(apps.userId, actor.userId))) as [{ n: number }];
-    if (plan.maxApps !== null && Number(n) >= plan.maxApps) {
-      const next = lowestPlanForApps(Number(n) + 1);
-      throw planRequired(`the ${plan.name} plan allows ${plan.maxApps} app${plan.maxApps === 1 ? "" : "s"}; upgrade to the ${next.name} plan for more`);
-    }
+    requireAppCapacity(owner.plan, Number(n));
     const [row] = await tx
       .insert(apps)
       .values({

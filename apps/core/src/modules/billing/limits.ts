@@ -1,12 +1,18 @@
 import { count, eq } from "drizzle-orm";
-import { apps, devices, users, planOf, lowestPlanForInstalls } from "@pushstack/schema";
-import { planRequired, notFound } from "@pushstack/http";
+import { apps, devices, users } from "@pushstack/schema";
+import { notFound } from "@pushstack/http";
 import type { CoreContext } from "../../context";
 import type { Db } from "../../db";
+import { requireInstallCapacity } from "./entitlements";
 
-/** Installs of an account: its devices across all its apps. */
+/** Installs of an account: its devices across all its apps (archived apps included: their devices still exist). */
 export async function countInstalls(db: Db, userId: number): Promise<number> {
   const [row] = await db.select({ n: count() }).from(devices).innerJoin(apps, eq(apps.id, devices.appId)).where(eq(apps.userId, userId));
+  return Number(row?.n ?? 0);
+}
+
+export async function countApps(db: Db, userId: number): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(apps).where(eq(apps.userId, userId));
   return Number(row?.n ?? 0);
 }
 
@@ -18,11 +24,18 @@ export async function countInstalls(db: Db, userId: number): Promise<number> {
 export async function assertInstallCapacity(ctx: CoreContext, userId: number, adding = 1, db: Db = ctx.db): Promise<void> {
   const [owner] = await db.select({ plan: users.plan }).from(users).where(eq(users.id, userId));
   if (!owner) throw notFound("account");
-  const plan = planOf(owner.plan);
-  if (plan.maxInstalls === null) return;
-  const installs = await countInstalls(db, userId);
-  if (installs + adding > plan.maxInstalls) {
-    const next = lowestPlanForInstalls(installs + adding);
-    throw planRequired(`the ${plan.name} plan allows ${plan.maxInstalls} installs; upgrade to the ${next.name} plan to register more devices`);
-  }
+  requireInstallCapacity(owner.plan, await countInstalls(db, userId), adding);
+}
+
+/**
+ * Sending is paused while the subscription is `past_due` (apps, devices and data are kept) and resumes
+ * by itself when a credit brings it back to `active`. Free never goes past_due. The edge and the
+ * dispatcher see the same status in the app directory entry (`subscription_status`).
+ */
+export const sendingAllowed = (subscriptionStatus: string): boolean => subscriptionStatus !== "past_due";
+
+/** May this account's pushes go out now? false also for an unknown account. */
+export async function canSend(ctx: CoreContext, userId: number, db: Db = ctx.db): Promise<boolean> {
+  const [owner] = await db.select({ status: users.subscriptionStatus }).from(users).where(eq(users.id, userId));
+  return !!owner && sendingAllowed(owner.status);
 }
