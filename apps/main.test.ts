@@ -2,6 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startApp, waitHealthy } from "@pushstack/testing";
 
 /**
  * `bun run start` as a newcomer runs it: embedded mode (whatever this CI run's services), no
@@ -11,58 +12,18 @@ const dataDir = mkdtempSync(join(tmpdir(), "ps-main-"));
 const procs: Bun.Subprocess[] = [];
 afterAll(() => procs.forEach((p) => p.kill("SIGKILL")));
 
-async function start(): Promise<{ base: string; proc: Bun.Subprocess; lines: string[] }> {
-  const proc = Bun.spawn(["bun", join(import.meta.dir, "main.ts")], {
-    env: { ...process.env, PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NATS_URL: "", ADMIN_EMAIL: "boss@example.com", ADMIN_PASSWORD: "boss-password" },
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  procs.push(proc);
-  const lines: string[] = [];
-  const reader = proc.stdout.getReader();
-  const decoder = new TextDecoder();
-  let buf = "";
-  let port = 0;
-  const deadline = Date.now() + 60_000;
-  while (!port && Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += decoder.decode(value);
-    let i;
-    while ((i = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      lines.push(line);
-      const rec = JSON.parse(line);
-      if (rec.msg === "listening") port = rec.port;
-    }
-  }
-  // keep draining so the child never blocks on a full pipe
-  (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      lines.push(...decoder.decode(value).split("\n").filter(Boolean));
-    }
-  })();
-  expect(port).toBeGreaterThan(0);
-  return { base: `http://127.0.0.1:${port}`, proc, lines };
-}
+const env = { DATA_DIR: dataDir, DATABASE_URL: "", NATS_URL: "", ADMIN_EMAIL: "boss@example.com", ADMIN_PASSWORD: "boss-password" };
 
-async function waitHealthy(base: string) {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const r = await fetch(`${base}/healthz`).catch(() => null);
-    if (r?.status === 200) return r.json();
-    if (Date.now() > deadline) throw new Error("never healthy");
-    if (r) expect([503]).toContain(r.status);
-    await Bun.sleep(100);
-  }
+async function start() {
+  const child = await startApp("apps/main.ts", env);
+  procs.push(child.proc);
+  return child;
 }
 
 test("bun run start: healthz, docs, the API, structured logs with request ids, data kept across restarts", async () => {
   const a = await start();
-  expect(await waitHealthy(a.base)).toEqual({ status: "ok" });
+  await waitHealthy(a.base);
+  expect(await (await fetch(`${a.base}/healthz`)).json()).toEqual({ status: "ok" });
   const docs = await fetch(`${a.base}/docs`);
   expect(docs.status).toBe(200);
   expect(await docs.text()).toContain("<html");

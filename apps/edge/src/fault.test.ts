@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { call, startApp, waitHealthy, type Child } from "./procs";
+import { call, startApp, waitHealthy, type Child } from "@pushstack/testing";
 
 /**
  * Core is killed (SIGKILL) while postbacks stream in; after a restart, every postback that got a 200

@@ -8,7 +8,7 @@ import { loadConfig, silentLogger } from "@pushstack/config";
 import { createServer } from "@pushstack/http";
 import { IngestSubjects, Subjects } from "@pushstack/schema";
 import { createEdge, type Edge } from "./edge";
-import { freePort, hasNatsServer, startNats } from "./procs";
+import { freePort, hasNatsServer, startNats } from "@pushstack/testing";
 
 /**
  * The bus goes away under the edge: a NATS server of this test's own is killed and restarted.

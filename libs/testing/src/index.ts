@@ -10,3 +10,4 @@ export { startH2Server, type H2Server, type H2ServerOptions, type H2Request, typ
 export { startWebPushPeer, type WebPushPeer, type WebPushPeerOptions, type WebPushReceived, type WebPushPeerStats } from "./webpush-peer";
 export { decryptAes128gcm, EceError } from "./ece";
 export { startBtcpayPeer, type BtcpayPeer, type BtcpayPeerOptions, type PeerInvoice, type PeerWebhook, type PeerCurrency } from "./btcpay-peer"; export { startSmtpPeer, type SmtpPeer, type ReceivedMail } from "./smtp";
+export { startApp, waitHealthy, freePort, startNats, hasNatsServer, call, ROOT, type Child } from "./procs";

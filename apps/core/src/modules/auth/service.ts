@@ -2,6 +2,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { users, apiKeys, planOf } from "@pushstack/schema";
 import { conflict, unauthorized } from "@pushstack/http";
 import type { Actor, CoreContext } from "../../context";
+import { isUniqueViolation } from "../../lib/db-errors";
 import type { TokenSigner } from "./tokens";
 import { sha256 } from "../../lib/crypto";
 import { assertApiKeysAllowed, API_KEY_PREFIX } from "../apikeys/service";
@@ -9,11 +10,6 @@ import { assertApiKeysAllowed, API_KEY_PREFIX } from "../apikeys/service";
 
 
 export const userView = (u: typeof users.$inferSelect) => ({ id: u.id, email: u.email, is_admin: u.isAdmin });
-
-const isUniqueViolation = (e: unknown) => {
-  const err = e as { code?: string; cause?: { code?: string } };
-  return err?.code === "23505" || err?.cause?.code === "23505";
-};
 
 export async function register(ctx: CoreContext, tokens: TokenSigner, input: { email: string; password: string }) {
   const passwordHash = await Bun.password.hash(input.password, { algorithm: "argon2id" });

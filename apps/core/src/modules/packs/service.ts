@@ -3,14 +3,10 @@ import { pushPacks, packLanguages, packScheduledPushes, packEventPushes, appPush
 import { badRequest, conflict, forbidden, notFound } from "@pushstack/http";
 import { validateTemplate } from "@pushstack/templating";
 import type { Actor, CoreContext } from "../../context";
+import { isUniqueViolation } from "../../lib/db-errors";
 import { loadOwnApp } from "../apps/service";
 import { visiblePack, editablePack, packLanguage, scheduledItem, eventItem, type Door } from "./access";
 import { packView, languageView, scheduledView, eventView } from "./views";
-
-const isUniqueViolation = (e: unknown) => {
-  const err = e as { code?: string; cause?: { code?: string } };
-  return err?.code === "23505" || err?.cause?.code === "23505";
-};
 
 // ---- reading -------------------------------------------------------------------------------
 

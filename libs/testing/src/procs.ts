@@ -1,6 +1,6 @@
 /**
  * Test helpers: child processes (apps, nats-server) started and stopped by the fault tests.
- * Not exported from index.ts.
+ * Test-only: child processes for end-to-end and fault tests.
  */
 import { join } from "node:path";
 
