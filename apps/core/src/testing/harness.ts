@@ -10,6 +10,16 @@ import type { CoreContext } from "../context";
 import { createCore, type Core } from "../app";
 import { createServer } from "@pushstack/http";
 
+/** Status, headers and the body parsed as JSON when it is JSON (as text otherwise): what HTTP tests assert on. */
+export async function readResponse(res: Response): Promise<{ status: number; body: any; headers: Headers }> {
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {}
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
 export interface TestCore {
   ctx: CoreContext;
   core: Core;
@@ -58,12 +68,7 @@ export async function startTestCore(env: Record<string, string> = {}): Promise<T
         body = JSON.stringify(opts.body);
       }
       const res = await app.handle(new Request(`http://local${path}`, { method, headers, body }));
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {}
-      return { status: res.status, body: parsed, headers: res.headers };
+      return readResponse(res);
     },
     async user(opts = {}) {
       const email = `u${++n}-${randomBytes(3).toString("hex")}@example.com`;

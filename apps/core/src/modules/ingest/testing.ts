@@ -3,7 +3,7 @@ import { silentLogger } from "@pushstack/config";
 import { createServer } from "@pushstack/http";
 import { createEdge, serveEdge, type Edge, type EdgeOptions } from "@pushstack/edge";
 import { IngestSubjects } from "@pushstack/schema";
-import { startTestCore, type TestCore } from "../../testing/harness";
+import { readResponse, startTestCore, type TestCore } from "../../testing/harness";
 
 export interface TestStack {
   t: TestCore;
@@ -53,12 +53,7 @@ export async function startTestStack(
         headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {}
-      return { status: res.status, body: parsed, headers: res.headers };
+      return readResponse(res);
     },
     async settle(timeoutMs = 20_000) {
       const info = (t.bus as unknown as { streamInfo(n: string): Promise<{ messages: number }> }).streamInfo.bind(t.bus);
