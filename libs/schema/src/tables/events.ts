@@ -1,8 +1,9 @@
-import { pgTable, bigserial, bigint, text, timestamp, integer, jsonb, index, uniqueIndex } from "drizzle-orm/pg-core";
+import { pgTable, bigserial, bigint, text, timestamp, integer, jsonb, boolean, index, uniqueIndex, primaryKey } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import { apps } from "./apps";
 import { devices } from "./devices";
 import { packEventPushes, packLanguages, pushPacks } from "./packs";
+import { schedulers } from "./pushes";
 
 /**
  * Every event recorded on a device: postback conversions (`install`, `reg`, `dep`, `dep2`, custom) and
@@ -45,9 +46,15 @@ export const notificationEvents = pgTable(
     /** `delivered` | `clicked` */
     event: text("event").notNull(),
     at: timestamp("at", { withTimezone: true }).notNull(),
+    /** Folded into send_stats_daily by the rollup (a flag, not an id watermark: ids commit out of order). */
+    counted: boolean("counted").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("notification_events_uq").on(t.deviceId, t.msgId, t.event), index("notification_events_msg_idx").on(t.msgId)],
+  (t) => [
+    uniqueIndex("notification_events_uq").on(t.deviceId, t.msgId, t.event),
+    index("notification_events_msg_idx").on(t.msgId),
+    index("notification_events_uncounted_idx").on(t.id).where(sql`not ${t.counted}`),
+  ],
 );
 
 /**
@@ -57,6 +64,7 @@ export const notificationEvents = pgTable(
  *   in the pack language chosen for the device.
  * - `conversion`: every recorded event, due at once, for event-triggered Schedulers and webhooks
  *   (their plan gating happens where they are matched).
+ * - `scheduler`: an event-triggered scheduler matched by a conversion row, due `delay_minutes` after the event.
  */
 export const triggerQueue = pgTable(
   "trigger_queue",
@@ -70,6 +78,8 @@ export const triggerQueue = pgTable(
     packId: integer("pack_id").references(() => pushPacks.id, { onDelete: "cascade" }),
     languageId: integer("language_id").references(() => packLanguages.id, { onDelete: "cascade" }),
     eventPushId: integer("event_push_id").references(() => packEventPushes.id, { onDelete: "cascade" }),
+    /** `scheduler` rows: the event-triggered scheduler to send, due `delay_minutes` after the event. */
+    schedulerId: integer("scheduler_id").references(() => schedulers.id, { onDelete: "cascade" }),
     dueAt: timestamp("due_at", { withTimezone: true }).notNull(),
     /** `pending` until the sender takes it. */
     status: text("status").notNull().default("pending"),
@@ -78,6 +88,38 @@ export const triggerQueue = pgTable(
   (t) => [
     uniqueIndex("trigger_queue_push_uq").on(t.eventId, t.eventPushId),
     uniqueIndex("trigger_queue_conversion_uq").on(t.eventId).where(sql`${t.kind} = 'conversion'`),
+    uniqueIndex("trigger_queue_scheduler_uq").on(t.eventId, t.schedulerId).where(sql`${t.kind} = 'scheduler'`),
     index("trigger_queue_due_idx").on(t.status, t.dueAt),
   ],
+);
+
+/**
+ * Events group: per app and recorded code (`dep3` as recorded), how many times it was recorded and on
+ * how many devices. Kept by ingest, in the transaction that records the events, so listing reads no raw event.
+ */
+export const appEventStats = pgTable(
+  "app_event_stats",
+  {
+    appId: integer("app_id").notNull().references(() => apps.id, { onDelete: "cascade" }),
+    code: text("code").notNull(),
+    count: bigint("count", { mode: "number" }).notNull().default(0),
+    devices: bigint("devices", { mode: "number" }).notNull().default(0),
+    firstAt: timestamp("first_at", { withTimezone: true }).notNull(),
+    lastAt: timestamp("last_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.appId, t.code] })],
+);
+
+/** Custom event codes an app declares (name, description); codes are accepted whether declared or not. */
+export const appEventDefinitions = pgTable(
+  "app_event_definitions",
+  {
+    appId: integer("app_id").notNull().references(() => apps.id, { onDelete: "cascade" }),
+    code: text("code").notNull(),
+    name: text("name"),
+    description: text("description"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.appId, t.code] })],
 );

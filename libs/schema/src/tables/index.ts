@@ -6,3 +6,4 @@ export * from "./billing";
 export * from "./events";
 export * from "./activity";
 export * from "./sending";
+export * from "./pushes";

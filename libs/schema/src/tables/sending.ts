@@ -18,6 +18,8 @@ export const sends = pgTable(
     source: text("source").notNull(),
     sourceId: integer("source_id").notNull(),
     packId: integer("pack_id"),
+    /** `scheduler` sends: the push template sent (a scheduler may be re-pointed later). */
+    templateId: integer("template_id"),
     /** The audience: `{ language_id, pack_id, audience_tag }` or `{ device_id }`. */
     audience: text("audience").notNull(),
     /** The UTC day the send counts for in analytics. */
@@ -25,7 +27,7 @@ export const sends = pgTable(
     renderAt: timestamp("render_at", { withTimezone: true }).notNull(),
     rotation: integer("rotation").notNull().default(0),
     expiresAt: timestamp("expires_at", { withTimezone: true }),
-    /** `fanning` until the last page is published, then `done`. */
+    /** `fanning` until the last page is published, then `done`; `cancelled` when the app or account was paused mid-way. */
     status: text("status").notNull().default("fanning"),
     /** Last device id handed to the dispatcher. */
     cursor: bigint("cursor", { mode: "number" }).notNull().default(0),
@@ -56,6 +58,8 @@ export const sendStatsDaily = pgTable(
     source: text("source").notNull(),
     sourceId: integer("source_id").notNull(),
     packId: integer("pack_id").notNull().default(0),
+    /** push template of a scheduler send; 0 otherwise */
+    templateId: integer("template_id").notNull().default(0),
     sent: bigint("sent", { mode: "number" }).notNull().default(0),
     failed: bigint("failed", { mode: "number" }).notNull().default(0),
     delivered: bigint("delivered", { mode: "number" }).notNull().default(0),
