@@ -14,6 +14,9 @@ import { createJobRegistry, jobRoutes, type JobRegistry } from "./modules/jobs";
 import { billingRoutes, billingAdminRoutes, registerBillingJobs } from "./modules/billing";
 import { publishCredentials } from "./modules/directory/credentials";
 import { createSending, analyticsRoutes } from "./modules/sending";
+import { schedulerRoutes } from "./modules/schedulers";
+import { pushRoutes } from "./modules/pushes";
+import { eventRoutes } from "./modules/events";
 
 export interface Core {
   /** Core's routes, to mount in a server (alone, or beside the edge in embedded mode). */
@@ -43,7 +46,10 @@ export function createCore(ctx: CoreContext): Core {
     .use(jobRoutes(ctx, tokens, jobs))
     .use(deviceRoutes(ctx, tokens))
     .use(activityRoutes(ctx, tokens))
-    .use(analyticsRoutes(ctx, tokens));
+    .use(analyticsRoutes(ctx, tokens))
+    .use(schedulerRoutes(ctx, tokens))
+    .use(pushRoutes(ctx, tokens))
+    .use(eventRoutes(ctx, tokens));
   let ingest: { stop(): Promise<void> } | null = null;
   return {
     routes,

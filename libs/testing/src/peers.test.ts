@@ -90,6 +90,26 @@ describe("FCM peer", () => {
     expect((await c.call({ ":path": path, ...auth }, msg(t))).status).toBe(200); // times: 1
     c.close();
   });
+
+  test("messages:send: data + notification over 4096 bytes is too big, however the request spells it", async () => {
+    const { json } = await grant(jwt("RS256", {}, claims(), sa.private_key));
+    const c = h2(peer.connectTo, peer.ca, "fcm.googleapis.com");
+    const path = `/v1/projects/${sa.project_id}/messages:send`;
+    const auth = { authorization: `Bearer ${json.access_token}`, "content-type": "application/json" };
+    const send = (message: object) => c.call({ ":path": path, ...auth }, JSON.stringify({ message: { token: makeFcmToken(), ...message } }));
+    // `{"data":{"v":"<x>"},"notification":{}}` is 35 + x bytes: 4096 is the last size accepted
+    expect((await send({ data: { v: "x".repeat(4061) } })).status).toBe(200);
+    const big = await send({ data: { v: "x".repeat(4062) } });
+    expect(big.json.error).toMatchObject({ code: 400, message: "Message is too big" });
+    expect((await send({ data: { v: "x".repeat(2000) }, notification: { title: "t".repeat(2100) } })).status).toBe(400);
+    // a short request whose text is long once decoded: 1,400 invalid UTF-8 bytes are 1,400 U+FFFD (4,200 bytes)
+    const head = Buffer.from(`{"message":{"token":"${makeFcmToken()}","data":{"v":"`);
+    const raw = Buffer.concat([head, Buffer.alloc(1400, 0xff), Buffer.from(`"}}}`)]);
+    expect(raw.length).toBeLessThan(4096);
+    const decoded = await c.call({ ":path": path, ...auth }, raw as unknown as string);
+    expect(decoded.json.error.message).toBe("Message is too big");
+    c.close();
+  });
 });
 
 describe("APNs peer", () => {

@@ -5,3 +5,6 @@ export * from "./apikeys";
 export * from "./packs";
 export * from "./billing";
 export * from "./devices";
+export * from "./events";
+export * from "./schedulers";
+export * from "./pushes";

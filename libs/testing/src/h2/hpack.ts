@@ -77,29 +77,49 @@ export class HpackError extends Error {
   override name = "HpackError";
 }
 
-export function huffmanDecode(buf: Uint8Array): string {
-  const out: number[] = [];
-  let n = 0;
-  let depth = 0; // bits consumed since the last symbol: trailing padding must be < 8 bits of ones
-  let allOnes = true;
-  for (const byte of buf) {
-    for (let b = 7; b >= 0; b--) {
-      const bit = (byte >> b) & 1;
-      n = bit ? right[n] : left[n];
-      if (!n) throw new HpackError("invalid Huffman code");
-      depth++;
-      allOnes &&= bit === 1;
-      if (sym[n] >= 0) {
-        if (sym[n] === 256) throw new HpackError("EOS in Huffman string");
-        out.push(sym[n]);
-        n = 0;
-        depth = 0;
-        allOnes = true;
-      }
+// A nibble-at-a-time decoding table over the tree (Huffman codes are at least 5 bits long, so a
+// nibble ends at most one symbol): for node n and nibble v, NEXT[n * 16 + v] is the node reached
+// (-1: no such code, or EOS), EMIT[n * 16 + v] the symbol completed on the way (-1: none).
+// Same results as walking the tree bit by bit, a quarter of the steps.
+const NEXT = new Int32Array(left.length * 16);
+const EMIT = new Int32Array(left.length * 16);
+for (let n = 0; n < left.length; n++) {
+  for (let v = 0; v < 16; v++) {
+    let cur = sym[n] >= 0 ? -1 : n; // leaves are never states
+    let emit = -1;
+    for (let b = 3; b >= 0 && cur >= 0; b--) {
+      const child = (v >> b) & 1 ? right[cur] : left[cur];
+      if (!child || sym[child] === 256) cur = -1;
+      else if (sym[child] >= 0) {
+        emit = sym[child];
+        cur = 0;
+      } else cur = child;
     }
+    NEXT[n * 16 + v] = cur;
+    EMIT[n * 16 + v] = cur < 0 ? -1 : emit;
   }
-  if (depth > 7 || !allOnes) throw new HpackError("invalid Huffman padding");
-  return Buffer.from(out).toString("latin1");
+}
+// Where a string may end: at a symbol boundary, or after 1..7 bits of padding, all ones (the EOS prefix).
+const PADDING_OK = new Set<number>([0]);
+for (let n = 0, k = 1; k <= 7; k++) PADDING_OK.add((n = right[n]));
+
+export function huffmanDecode(buf: Uint8Array): string {
+  const out = Buffer.allocUnsafe(Math.ceil((buf.length * 8) / 5));
+  let k = 0;
+  let n = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const byte = buf[i]!;
+    let t = n * 16 + (byte >> 4);
+    n = NEXT[t]!;
+    if (n < 0) throw new HpackError("invalid Huffman code");
+    if (EMIT[t]! >= 0) out[k++] = EMIT[t]!;
+    t = n * 16 + (byte & 15);
+    n = NEXT[t]!;
+    if (n < 0) throw new HpackError("invalid Huffman code");
+    if (EMIT[t]! >= 0) out[k++] = EMIT[t]!;
+  }
+  if (!PADDING_OK.has(n)) throw new HpackError("invalid Huffman padding");
+  return out.toString("latin1", 0, k);
 }
 
 export class HpackDecoder {
@@ -180,32 +200,35 @@ export class HpackDecoder {
   }
 }
 
-function encodeInt(out: number[], value: number, prefixBits: number, first: number): void {
+function encodeInt(out: Buffer, pos: number, value: number, prefixBits: number, first: number): number {
   const max = (1 << prefixBits) - 1;
   if (value < max) {
-    out.push(first | value);
-    return;
+    out[pos++] = first | value;
+    return pos;
   }
-  out.push(first | max);
+  out[pos++] = first | max;
   value -= max;
   while (value >= 128) {
-    out.push((value % 128) + 128);
+    out[pos++] = (value % 128) + 128;
     value = Math.floor(value / 128);
   }
-  out.push(value);
+  out[pos++] = value;
+  return pos;
 }
 
 /** Literal header fields without indexing, new names, raw strings: stateless by design. */
 export function encodeHeaders(headers: HeaderList): Buffer {
-  const out: number[] = [];
+  let cap = 0;
+  for (const [name, value] of headers) cap += 1 + 5 + name.length + 5 + value.length;
+  const out = Buffer.allocUnsafe(cap);
+  let pos = 0;
   for (const [name, value] of headers) {
-    out.push(0);
-    const n = Buffer.from(name.toLowerCase(), "latin1");
-    const v = Buffer.from(value, "latin1");
-    encodeInt(out, n.length, 7, 0);
-    for (const c of n) out.push(c);
-    encodeInt(out, v.length, 7, 0);
-    for (const c of v) out.push(c);
+    out[pos++] = 0;
+    const n = name.toLowerCase();
+    pos = encodeInt(out, pos, n.length, 7, 0);
+    pos += out.write(n, pos, "latin1");
+    pos = encodeInt(out, pos, value.length, 7, 0);
+    pos += out.write(value, pos, "latin1");
   }
-  return Buffer.from(out);
+  return out.subarray(0, pos);
 }

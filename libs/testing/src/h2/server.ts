@@ -75,14 +75,56 @@ interface Stream {
   out: Buffer | null;
 }
 
-function frame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
-  const h = Buffer.allocUnsafe(9 + payload.length);
-  h.writeUIntBE(payload.length, 0, 3);
+const EMPTY = Buffer.alloc(0);
+
+/** A frame as [9-byte header, payload]: the payload is not copied here, only once when flushed. */
+function frame(type: number, flags: number, streamId: number, payload: Buffer = EMPTY): [Buffer, Buffer] {
+  const h = Buffer.allocUnsafe(9);
+  const len = payload.length;
+  h[0] = len >>> 16;
+  h[1] = (len >>> 8) & 0xff;
+  h[2] = len & 0xff;
   h[3] = type;
   h[4] = flags;
   h.writeUInt32BE(streamId & 0x7fffffff, 5);
-  payload.copy(h, 9);
-  return h;
+  return [h, payload];
+}
+
+/**
+ * Response header blocks by status and headers: the encoder is stateless (literals without
+ * indexing), so a block can be reused as is; peers answer a handful of distinct header sets.
+ */
+const blockCache = new Map<string, Buffer>();
+const blocksByHeaders = new WeakMap<Record<string, string>, Map<number, Buffer>>();
+function headerBlock(status: number, headers: Record<string, string> | undefined, contentLength: number): Buffer {
+  // a handler that answers with one shared, unchanging headers object is served from here without keys
+  if (headers && Object.isFrozen(headers)) {
+    let m = blocksByHeaders.get(headers);
+    if (!m) blocksByHeaders.set(headers, (m = new Map()));
+    const k = status * 1e9 + contentLength;
+    let b = m.get(k);
+    if (!b) {
+      b = encodedBlock(status, headers, contentLength);
+      if (m.size >= 1024) m.clear();
+      m.set(k, b);
+    }
+    return b;
+  }
+  return encodedBlock(status, headers, contentLength);
+}
+function encodedBlock(status: number, headers: Record<string, string> | undefined, contentLength: number): Buffer {
+  let key = `${status}\n${contentLength}`;
+  if (headers) for (const k in headers) key += `\n${k}\n${headers[k]}`;
+  let block = blockCache.get(key);
+  if (!block) {
+    const list: HeaderList = [[":status", String(status)]];
+    if (headers) for (const k in headers) list.push([k, headers[k]!]);
+    list.push(["content-length", String(contentLength)]);
+    block = encodeHeaders(list);
+    if (blockCache.size >= 1024) blockCache.clear(); // bounded: distinct sets are few, but never grow without end
+    blockCache.set(key, block);
+  }
+  return block;
 }
 
 class Connection {
@@ -100,6 +142,7 @@ class Connection {
   /** Our SETTINGS take effect once acknowledged (as in nghttp2): until then streams are not refused. */
   private settingsAcked = false;
   private writes: Buffer[] = [];
+  private writeBytes = 0;
   private closed = false;
 
   constructor(private readonly socket: tls.TLSSocket, private readonly opts: H2ServerOptions) {
@@ -116,14 +159,21 @@ class Connection {
     socket.on("close", () => (this.closed = true));
   }
 
-  private push(b: Buffer): void {
-    this.writes.push(b);
+  private push([header, payload]: [Buffer, Buffer]): void {
+    this.writes.push(header);
+    this.writeBytes += 9;
+    if (payload.length) {
+      this.writes.push(payload);
+      this.writeBytes += payload.length;
+    }
   }
 
+  /** One socket write per batch of input: everything answered while reading one chunk goes out together. */
   private flush(): void {
     if (this.writes.length === 0 || this.closed) return;
-    const data = this.writes.length === 1 ? this.writes[0] : Buffer.concat(this.writes);
+    const data = Buffer.concat(this.writes, this.writeBytes);
     this.writes = [];
+    this.writeBytes = 0;
     this.socket.write(data);
   }
 
@@ -143,25 +193,31 @@ class Connection {
   }
 
   private onData(chunk: Buffer): void {
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    let pos = 0;
     try {
       if (!this.preface) {
-        if (this.buf.length < PREFACE.length) return;
-        if (!this.buf.subarray(0, PREFACE.length).equals(PREFACE)) throw new ConnectionError(E.PROTOCOL_ERROR, "bad preface");
-        this.buf = this.buf.subarray(PREFACE.length);
+        if (buf.length < PREFACE.length) {
+          this.buf = buf;
+          return;
+        }
+        if (!buf.subarray(0, PREFACE.length).equals(PREFACE)) throw new ConnectionError(E.PROTOCOL_ERROR, "bad preface");
+        pos = PREFACE.length;
         this.preface = true;
       }
-      while (this.buf.length >= 9 && !this.closed) {
-        const len = this.buf.readUIntBE(0, 3);
+      while (buf.length - pos >= 9 && !this.closed) {
+        const len = (buf[pos]! << 16) | (buf[pos + 1]! << 8) | buf[pos + 2]!;
         if (len > MAX_FRAME) throw new ConnectionError(E.FRAME_SIZE_ERROR, "frame too large");
-        if (this.buf.length < 9 + len) break;
-        const type = this.buf[3];
-        const flags = this.buf[4];
-        const id = this.buf.readUInt32BE(5) & 0x7fffffff;
-        const payload = this.buf.subarray(9, 9 + len);
-        this.buf = this.buf.subarray(9 + len);
+        if (buf.length - pos < 9 + len) break;
+        const type = buf[pos + 3]!;
+        const flags = buf[pos + 4]!;
+        const id = buf.readUInt32BE(pos + 5) & 0x7fffffff;
+        const payload = buf.subarray(pos + 9, pos + 9 + len);
+        pos += 9 + len;
         this.onFrame(type, flags, id, payload);
       }
+      // what is left is a partial frame: kept (copied, so the chunk it came in is not pinned) for the next read
+      this.buf = pos === buf.length ? EMPTY : Buffer.from(buf.subarray(pos));
     } catch (e) {
       const code = e instanceof ConnectionError ? e.code : e instanceof HpackError ? E.COMPRESSION_ERROR : E.PROTOCOL_ERROR;
       this.goaway(code);
@@ -244,7 +300,7 @@ class Connection {
     }
     if (isHeaders && flags & PRIORITY_FLAG) start += 5;
     if (end < start) throw new ConnectionError(E.PROTOCOL_ERROR, "padding exceeds payload");
-    return p.subarray(start, end);
+    return start === 0 && end === p.length ? p : p.subarray(start, end);
   }
 
   private onHeaders(flags: number, id: number, p: Buffer): void {
@@ -293,10 +349,14 @@ class Connection {
     const data = this.strip(flags, p, false);
     s.bodyLen += data.length;
     if (s.bodyLen > (this.opts.maxBodyBytes ?? 65536) || s.bodyLen > OUR_STREAM_WINDOW) return this.reset(s, E.REFUSED_STREAM);
-    s.body.push(Buffer.from(data));
-    if (flags & END_STREAM) {
+    if (flags & END_STREAM && s.headers) {
+      // the last frame, answered before this read returns: a view of the chunk is enough
+      s.body.push(data);
       s.remoteEnded = true;
-      if (s.headers) this.dispatch(s);
+      this.dispatch(s);
+    } else {
+      s.body.push(Buffer.from(data)); // kept across reads: copied
+      if (flags & END_STREAM) s.remoteEnded = true;
     }
   }
 
@@ -312,25 +372,24 @@ class Connection {
   private dispatch(s: Stream): void {
     const headers: Record<string, string> = {};
     const pseudo: Record<string, string> = {};
-    for (const [n, v] of s.headers ?? []) {
-      if (n.startsWith(":")) pseudo[n] = v;
+    const list = s.headers ?? [];
+    for (let i = 0; i < list.length; i++) {
+      const [n, v] = list[i]!;
+      if (n.charCodeAt(0) === 58 /* ":" */) pseudo[n] = v;
       else headers[n] = headers[n] === undefined ? v : `${headers[n]}, ${v}`;
     }
     let res: H2Response | null;
     try {
       res = this.opts.handler({
         streamId: s.id, method: pseudo[":method"] ?? "", path: pseudo[":path"] ?? "", scheme: pseudo[":scheme"] ?? "",
-        authority: pseudo[":authority"] ?? headers.host ?? "", headers, body: Buffer.concat(s.body),
+        authority: pseudo[":authority"] ?? headers.host ?? "", headers, body: s.body.length === 1 ? s.body[0]! : Buffer.concat(s.body),
       });
     } catch {
       res = { status: 500, body: "" };
     }
     if (res === null) return; // never answered; the stream ends when the client resets it
-    const body = res.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(res.body) ? res.body : Buffer.from(res.body);
-    const list: HeaderList = [[":status", String(res.status)]];
-    for (const [k, v] of Object.entries(res.headers ?? {})) list.push([k, v]);
-    list.push(["content-length", String(body.length)]);
-    const block = encodeHeaders(list);
+    const body = res.body === undefined ? EMPTY : Buffer.isBuffer(res.body) ? res.body : Buffer.from(res.body);
+    const block = headerBlock(res.status, res.headers, body.length);
     if (block.length > this.peerMaxFrame) throw new ConnectionError(E.PROTOCOL_ERROR, "response headers too large");
     this.push(frame(T.HEADERS, END_HEADERS | (body.length ? 0 : END_STREAM), s.id, block));
     if (!body.length) return this.finish(s);

@@ -88,40 +88,74 @@ function filledTags(tags: Record<string, string> | null | undefined): Record<str
   return Object.fromEntries(Object.entries(tags ?? {}).filter(([, v]) => v !== ""));
 }
 
+/** The device query's audience filters (all combined with AND); schedulers store the same object. */
+export interface DeviceFilters {
+  country?: string;
+  language?: string;
+  platform?: string;
+  external_id?: string;
+  events?: string[];
+  tags?: Record<string, string>;
+}
+
+/**
+ * Validates and normalises device filters (country upper case, language as `pt-BR`; empty `events`
+ * and `tags` dropped). Errors are 400s naming the field, prefixed with `prefix` (`filters.` for schedulers).
+ * The schemas (DeviceQueryBody) check types and sizes first; this checks what they cannot.
+ */
+export function checkDeviceFilters(f: DeviceFilters, prefix = ""): DeviceFilters {
+  const out: DeviceFilters = {};
+  if (f.country !== undefined) {
+    if (!/^[A-Za-z]{2}$/.test(f.country)) throw badRequest(`${prefix}country must be a 2-letter ISO 3166-1 code`);
+    out.country = f.country.toUpperCase();
+  }
+  if (f.language !== undefined) {
+    const lang = normalizeLanguage(f.language);
+    if (!lang) throw badRequest(`${prefix}language must be a language code such as en or pt-BR`);
+    out.language = lang;
+  }
+  if (f.platform !== undefined) {
+    if (!["android", "ios", "web"].includes(f.platform)) throw badRequest(`${prefix}platform must be one of android, ios, web`);
+    out.platform = f.platform;
+  }
+  if (f.external_id !== undefined) out.external_id = f.external_id;
+  if (f.events?.length) out.events = [...new Set(f.events)];
+  if (f.tags && Object.keys(f.tags).length) out.tags = f.tags;
+  return out;
+}
+
+/**
+ * SQL conditions on `devices` for filters already passed through checkDeviceFilters: used by the
+ * device query and by the scheduler fan-out, so both select the same devices.
+ */
+export function deviceFilterSql(f: DeviceFilters): SQL[] {
+  const where: SQL[] = [];
+  if (f.country !== undefined) where.push(eq(devices.country, f.country));
+  if (f.language !== undefined) {
+    // "en" also finds en-US, en-GB; "pt-BR" finds exactly pt-BR
+    where.push(f.language.includes("-") ? eq(devices.language, f.language) : or(eq(devices.language, f.language), sql`${devices.language} like ${f.language + "-%"}`)!);
+  }
+  if (f.platform !== undefined) where.push(eq(devices.platform, f.platform));
+  if (f.external_id !== undefined) where.push(eq(devices.externalId, f.external_id));
+  if (f.events?.length) {
+    where.push(sql`${devices.events} @> ARRAY[${sql.join(f.events.map((e) => sql`${e}`), sql`, `)}]::text[]`);
+  }
+  if (f.tags && Object.keys(f.tags).length) where.push(sql`${devices.tags} @> ${JSON.stringify(f.tags)}::jsonb`);
+  return where;
+}
+
 /** The contract's device query: filters combined with AND, keyset pagination on the device id. */
 export async function queryDevices(
   ctx: CoreContext,
   actor: Actor,
-  q: {
+  q: DeviceFilters & {
     app_id: number;
-    country?: string;
-    language?: string;
-    platform?: string;
-    external_id?: string;
-    events?: string[];
-    tags?: Record<string, string>;
     limit?: number;
     cursor?: string | null;
   },
 ) {
   await loadOwnApp(ctx, actor, q.app_id);
-  const where: SQL[] = [eq(devices.appId, q.app_id)];
-  if (q.country !== undefined) {
-    if (!/^[A-Za-z]{2}$/.test(q.country)) throw badRequest("country must be a 2-letter ISO 3166-1 code");
-    where.push(eq(devices.country, q.country.toUpperCase()));
-  }
-  if (q.language !== undefined) {
-    const lang = normalizeLanguage(q.language);
-    if (!lang) throw badRequest("language must be a language code such as en or pt-BR");
-    // "en" also finds en-US, en-GB; "pt-BR" finds exactly pt-BR
-    where.push(lang.includes("-") ? eq(devices.language, lang) : or(eq(devices.language, lang), sql`${devices.language} like ${lang + "-%"}`)!);
-  }
-  if (q.platform !== undefined) where.push(eq(devices.platform, q.platform));
-  if (q.external_id !== undefined) where.push(eq(devices.externalId, q.external_id));
-  if (q.events?.length) {
-    where.push(sql`${devices.events} @> ARRAY[${sql.join(q.events.map((e) => sql`${e}`), sql`, `)}]::text[]`);
-  }
-  if (q.tags && Object.keys(q.tags).length) where.push(sql`${devices.tags} @> ${JSON.stringify(q.tags)}::jsonb`);
+  const where: SQL[] = [eq(devices.appId, q.app_id), ...deviceFilterSql(checkDeviceFilters(q))];
   if (q.cursor) {
     const after = decodeCursor(q.cursor);
     if (after === null) throw badRequest("cursor must be the next_cursor of a previous page");

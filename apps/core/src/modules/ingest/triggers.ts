@@ -1,6 +1,7 @@
 import { and, eq, inArray, or } from "drizzle-orm";
-import { appPushPacks, packEventPushes, packLanguages, pushPacks, triggerQueue } from "@pushstack/schema";
+import { appPushPacks, packEventPushes, packLanguages, pushPacks, schedulers, triggerQueue, users } from "@pushstack/schema";
 import type { Db } from "../../db";
+import { hasFeature } from "../billing/entitlements";
 
 /**
  * The pack language a device gets: its own language (exact, then same primary language, preferring a
@@ -22,7 +23,9 @@ export function chooseLanguage<L extends { id: number; code: string }>(deviceLan
 /**
  * "Fires" the triggers of a recorded event by writing what must be sent, and when, into trigger_queue
  * (the send orchestration takes it from there), in the caller's transaction:
- * - one `conversion` row (event-triggered Schedulers, webhooks);
+ * - one `scheduler` row per active event-triggered scheduler of the app whose event_code is the code as
+ *   recorded, when the owner's plan has event triggers (checked now: a downgraded owner's schedulers
+ *   stop firing), due `delay_minutes` after the event;
  * - one `pack_event` row per event push of an attached, usable pack (own, or published system pack)
  *   whose event_code is the code as recorded (`dep3` fires on the third deposit only), in the pack
  *   language chosen for the device, due `delay_minutes` after the event.
@@ -31,10 +34,34 @@ export async function fireTriggers(
   tx: Db,
   e: { appId: number; deviceId: number; deviceLanguage: string | null; eventId: number; code: string; at: Date },
 ): Promise<number> {
-  await tx
-    .insert(triggerQueue)
-    .values({ kind: "conversion", appId: e.appId, deviceId: e.deviceId, eventId: e.eventId, eventCode: e.code, dueAt: e.at })
-    .onConflictDoNothing();
+  return (await fireSchedulers(tx, e)) + (await firePackEvents(tx, e));
+}
+
+async function fireSchedulers(tx: Db, e: { appId: number; deviceId: number; eventId: number; code: string; at: Date }): Promise<number> {
+  const found = await tx
+    .select({ id: schedulers.id, delay: schedulers.delayMinutes, plan: users.plan })
+    .from(schedulers)
+    .innerJoin(users, eq(users.id, schedulers.userId))
+    .where(and(eq(schedulers.appId, e.appId), eq(schedulers.eventCode, e.code), eq(schedulers.kind, "event"), eq(schedulers.status, "active")));
+  const rows = found
+    .filter((s) => hasFeature(s.plan, "event_triggers"))
+    .map((s) => ({
+      kind: "scheduler",
+      appId: e.appId,
+      deviceId: e.deviceId,
+      eventId: e.eventId,
+      eventCode: e.code,
+      schedulerId: s.id,
+      dueAt: new Date(e.at.getTime() + s.delay * 60_000),
+    }));
+  if (rows.length) await tx.insert(triggerQueue).values(rows).onConflictDoNothing();
+  return rows.length;
+}
+
+async function firePackEvents(
+  tx: Db,
+  e: { appId: number; deviceId: number; deviceLanguage: string | null; eventId: number; code: string; at: Date },
+): Promise<number> {
   const packs = await tx
     .select({ id: pushPacks.id, fallback: pushPacks.fallbackLanguage })
     .from(appPushPacks)

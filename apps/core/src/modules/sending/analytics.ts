@@ -1,4 +1,4 @@
-import { and, eq, gte, lte, sql, type SQL } from "drizzle-orm";
+import { and, eq, gte, inArray, lte, sql, type SQL } from "drizzle-orm";
 import { sendStatsDaily } from "@pushstack/schema";
 import { badRequest, planRequired } from "@pushstack/http";
 import { lowestPlanWith, planOf } from "@pushstack/schema";
@@ -11,7 +11,15 @@ export interface AnalyticsQuery {
   group_by?: string;
   push_id?: string;
   pack_id?: string;
+  scheduler_id?: string;
+  template_id?: string;
+  source?: string;
 }
+
+/** Where a send came from: a pack's weekly or event push, or a scheduler. */
+export const SOURCES = ["pack_scheduled", "pack_event", "scheduler"] as const;
+const PACK_SOURCES = ["pack_scheduled", "pack_event"];
+const GROUPS = ["day", "push", "pack", "scheduler", "template"];
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const validDay = (s: string) => DAY.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) === s;
@@ -19,8 +27,10 @@ const ctr = (clicked: number, delivered: number) => (delivered > 0 ? Math.round(
 
 /**
  * Sent / failed / delivered / clicked and CTR (clicked / delivered) of an app, from send_stats_daily
- * (aggregated; no raw event is read). Filters: date_from/date_to (UTC days, inclusive), push_id,
- * pack_id. group_by: `day` (basic analytics, every plan), `push` or `pack` (full analytics).
+ * (aggregated; no raw event is read). Filters: date_from/date_to (UTC days, inclusive), source, push_id
+ * (a pack push), pack_id, scheduler_id, template_id. group_by: `day` (basic analytics, every plan);
+ * `push`, `pack`, `scheduler`, `template` (full analytics). Rows by push carry `source`, so pack pushes
+ * and schedulers are told apart (their ids are from different tables).
  */
 export async function appAnalytics(ctx: CoreContext, actor: Actor, appId: number, q: AnalyticsQuery) {
   await loadOwnApp(ctx, actor, appId);
@@ -31,24 +41,38 @@ export async function appAnalytics(ctx: CoreContext, actor: Actor, appId: number
     if (!validDay(v)) throw badRequest(`${f} must be a date YYYY-MM-DD`);
     where.push(f === "date_from" ? gte(sendStatsDaily.day, v) : lte(sendStatsDaily.day, v));
   }
-  for (const f of ["push_id", "pack_id"] as const) {
+  if (q.source !== undefined && q.source !== "") {
+    if (!(SOURCES as readonly string[]).includes(q.source)) throw badRequest(`source must be one of ${SOURCES.join(", ")}`);
+    where.push(eq(sendStatsDaily.source, q.source));
+  }
+  for (const f of ["push_id", "pack_id", "scheduler_id", "template_id"] as const) {
     const v = q[f];
     if (v === undefined || v === "") continue;
     if (!/^[1-9][0-9]{0,9}$/.test(v)) throw badRequest(`${f} must be a positive integer`);
-    where.push(eq(f === "push_id" ? sendStatsDaily.sourceId : sendStatsDaily.packId, Number(v)));
+    const n = Number(v);
+    if (f === "push_id") where.push(inArray(sendStatsDaily.source, PACK_SOURCES), eq(sendStatsDaily.sourceId, n));
+    else if (f === "pack_id") where.push(eq(sendStatsDaily.packId, n));
+    else if (f === "scheduler_id") where.push(eq(sendStatsDaily.source, "scheduler"), eq(sendStatsDaily.sourceId, n));
+    else where.push(eq(sendStatsDaily.templateId, n));
   }
   const group = q.group_by ?? "day";
-  if (!["day", "push", "pack"].includes(group)) throw badRequest("group_by must be one of day, push, pack");
+  if (!GROUPS.includes(group)) throw badRequest(`group_by must be one of ${GROUPS.join(", ")}`);
   if (group !== "day" && !planOf(actor.plan).features.has("full_analytics")) {
     throw planRequired(`analytics by ${group} requires the ${lowestPlanWith("full_analytics").name} plan`);
   }
+  if (group === "pack") where.push(inArray(sendStatsDaily.source, PACK_SOURCES));
+  if (group === "scheduler" || group === "template") where.push(eq(sendStatsDaily.source, "scheduler"));
   // one grouping column set per group_by (typed loosely: drizzle cannot type a union of selections)
   const keys: Record<string, any> =
     group === "day"
       ? { day: sendStatsDaily.day }
       : group === "push"
-        ? { source: sendStatsDaily.source, push_id: sendStatsDaily.sourceId, pack_id: sendStatsDaily.packId }
-        : { pack_id: sendStatsDaily.packId };
+        ? { source: sendStatsDaily.source, push_id: sendStatsDaily.sourceId, pack_id: sendStatsDaily.packId, template_id: sendStatsDaily.templateId }
+        : group === "pack"
+          ? { pack_id: sendStatsDaily.packId }
+          : group === "scheduler"
+            ? { source: sendStatsDaily.source, scheduler_id: sendStatsDaily.sourceId }
+            : { source: sendStatsDaily.source, template_id: sendStatsDaily.templateId };
   const rows = await ctx.db
     .select({
       ...keys,

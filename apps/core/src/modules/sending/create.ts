@@ -11,7 +11,7 @@ import type { Audience } from "./fanout";
  */
 export async function createSend(
   tx: Db,
-  s: { key: string; appId: number; source: string; sourceId: number; packId: number | null; audience: Audience; renderAt: Date },
+  s: { key: string; appId: number; source: string; sourceId: number; packId: number | null; templateId?: number | null; audience: Audience; renderAt: Date },
 ): Promise<number | null> {
   const [row] = await tx
     .insert(sends)
@@ -21,6 +21,7 @@ export async function createSend(
       source: s.source,
       sourceId: s.sourceId,
       packId: s.packId,
+      templateId: s.templateId ?? null,
       audience: JSON.stringify(s.audience),
       day: s.renderAt.toISOString().slice(0, 10),
       renderAt: s.renderAt,

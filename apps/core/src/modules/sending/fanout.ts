@@ -1,11 +1,16 @@
-import { and, asc, eq, gt, isNotNull, sql } from "drizzle-orm";
-import { apps, devices, packEventPushes, packLanguages, packScheduledPushes, pushPacks, sends, SendSubjects, SEND_JOB_MAX_RECIPIENTS, type SendJob, type SendRecipient } from "@pushstack/schema";
+import { and, asc, eq, gt, isNotNull, sql, type SQL } from "drizzle-orm";
+import {
+  apps, devices, packEventPushes, packLanguages, packScheduledPushes, pushPacks, pushTemplates, schedulers, sends, users,
+  SendSubjects, SEND_JOB_MAX_RECIPIENTS, type PushTranslation, type SendJob, type SendRecipient,
+} from "@pushstack/schema";
 import type { CoreContext } from "../../context";
 import type { Db } from "../../db";
 import { chooseLanguage } from "../ingest/triggers";
+import { sendingAllowed } from "../billing/limits";
+import { deviceFilterSql, type DeviceFilters } from "../devices/service";
 
-/** What a send reaches, stored as JSON on the send row. */
-export interface Audience {
+/** A pack push's audience, stored as JSON on the send row. */
+export interface PackAudience {
   pack_id: number | null;
   /** Scheduled pack push: devices whose chosen pack language (chooseLanguage) is this one. */
   language_id?: number;
@@ -13,6 +18,22 @@ export interface Audience {
   device_id?: number;
   audience_tag: string | null;
 }
+
+/**
+ * A scheduler send's audience: the app's devices matching `filters` (checked when the scheduler was
+ * saved), narrowed to `device_id` for event schedulers (and test sends, whose filters are empty);
+ * each device gets the template translation of its language.
+ */
+export interface SchedulerAudience {
+  scheduler_id: number;
+  template_id: number;
+  filters: DeviceFilters;
+  device_id?: number;
+}
+
+/** What a send reaches, stored as JSON on the send row. */
+export type Audience = PackAudience | SchedulerAudience;
+const isScheduler = (a: Audience): a is SchedulerAudience => "scheduler_id" in a;
 
 /**
  * `audience_tag` rule: `key=value` matches devices whose tag `key` equals `value`; a bare `value`
@@ -36,7 +57,9 @@ export function sendIdOf(msgId: string): number | null {
 /** How long a job may wait in a queue before the dispatcher drops it (wall clock: it is about queue latency). */
 const JOB_TTL_MS = 60 * 60_000;
 
-async function content(tx: Db, source: string, id: number) {
+type Content = { title: string; body: string | null; iconUrl: string | null; imageUrl: string | null; clickUrl: string | null };
+
+async function content(tx: Db, source: string, id: number): Promise<Content | null> {
   const table = source === "pack_event" ? packEventPushes : packScheduledPushes;
   const [p] = await tx
     .select({ title: table.title, body: table.body, iconUrl: table.iconUrl, imageUrl: table.imageUrl, clickUrl: table.clickUrl })
@@ -45,41 +68,100 @@ async function content(tx: Db, source: string, id: number) {
   return p ?? null;
 }
 
+const translationContent = (t: PushTranslation): Content => ({
+  title: t.title,
+  body: t.body ?? null,
+  iconUrl: t.icon_url ?? null,
+  imageUrl: t.image_url ?? null,
+  clickUrl: t.click_url ?? null,
+});
+
+type SendRow = typeof sends.$inferSelect;
+
+/**
+ * Whether a send may go on: its app exists and is not archived, the owner's account is not past_due,
+ * its pack (if any) is usable (own, or a published system pack), its scheduler (if any) exists and is
+ * not paused. One query by primary keys, run before every page: pausing stops a send mid-fan-out.
+ */
+async function stillLive(tx: Db, s: SendRow): Promise<boolean> {
+  const pack =
+    s.packId !== null
+      ? sql<boolean>`exists (select 1 from ${pushPacks} where ${pushPacks.id} = ${s.packId} and (not ${pushPacks.isSystem} or ${pushPacks.isPublished}))`
+      : sql<boolean>`true`;
+  const scheduler =
+    s.source === "scheduler" ? sql<boolean>`exists (select 1 from ${schedulers} where ${schedulers.id} = ${s.sourceId} and ${schedulers.status} <> 'paused')` : sql<boolean>`true`;
+  const [r] = await tx
+    .select({ archived: apps.archived, status: users.subscriptionStatus, pack, scheduler })
+    .from(apps)
+    .innerJoin(users, eq(users.id, apps.userId))
+    .where(eq(apps.id, s.appId));
+  return !!r && !r.archived && sendingAllowed(r.status) && !!r.pack && !!r.scheduler;
+}
+
+/** What a send needs on every page and does not change during it; the pump keeps it per send. */
+type Statics = {
+  app: typeof apps.$inferSelect;
+  /** Pack sends: the push's content. */
+  push: Content | null;
+  /** Scheduled pack sends: the pack's languages (the page is narrowed to the send's language). */
+  pack: { fallback: string; langs: { id: number; code: string }[] } | null;
+  /** Scheduler sends: the template's translations (each device gets its language's). */
+  template: { fallback: string; langs: { id: number; code: string; content: Content }[] } | null;
+};
+
 /**
  * Publishes the next page (up to 500 devices by id) of one send, in a transaction holding the send row
  * (FOR UPDATE SKIP LOCKED: a replica already on this send makes the others skip it). Job ids are
- * `<send>.<cursor>.<transport>`, so a page republished after a crash is dropped by the bus's msgId dedup.
- * Returns false when the send is finished or held by someone else.
+ * `<send>.<cursor>.<transport>` (pack sends) or `<send>.<cursor>.<transport>.<language>` (scheduler
+ * sends: one job carries one translation), so a page republished after a crash is dropped by the
+ * bus's msgId dedup. A send whose app, account, pack or scheduler was paused since it started is
+ * marked `cancelled`. Returns false when the send is finished, cancelled or held by someone else.
  */
-/** What a send needs on every page and does not change during it; the pump keeps it per send. */
-type Statics = { app: typeof apps.$inferSelect; push: NonNullable<Awaited<ReturnType<typeof content>>>; pack: { fallback: string; langs: { id: number; code: string }[] } | null };
-
 export async function fanOutPage(ctx: CoreContext, sendId: number, cache: Map<number, Statics> = new Map()): Promise<boolean> {
   return ctx.db.transaction(async (tx) => {
     const [s] = await tx.select().from(sends).where(and(eq(sends.id, sendId), eq(sends.status, "fanning"))).for("update", { skipLocked: true });
     if (!s) return false;
-    const done = async () => {
-      await tx.update(sends).set({ status: "done" }).where(eq(sends.id, s.id));
+    const finish = async (status: "done" | "cancelled") => {
+      await tx.update(sends).set({ status }).where(eq(sends.id, s.id));
+      cache.delete(s.id);
       return false;
     };
+    const done = () => finish("done");
+    if (!(await stillLive(tx, s))) return finish("cancelled");
     const aud = JSON.parse(s.audience) as Audience;
     let st = cache.get(s.id);
     if (!st) {
       const [app] = await tx.select().from(apps).where(eq(apps.id, s.appId));
-      const push = await content(tx, s.source, s.sourceId);
-      if (!app || !push) return done();
-      let pack: Statics["pack"] = null;
-      if (aud.language_id !== undefined && aud.pack_id !== null) {
-        const [p] = await tx.select({ fallback: pushPacks.fallbackLanguage }).from(pushPacks).where(eq(pushPacks.id, aud.pack_id));
-        if (!p) return done();
-        const langs = await tx.select({ id: packLanguages.id, code: packLanguages.languageCode }).from(packLanguages).where(eq(packLanguages.packId, aud.pack_id));
-        pack = { fallback: p.fallback, langs };
+      if (!app) return done();
+      if (isScheduler(aud)) {
+        const [tpl] = await tx
+          .select({ fallback: pushTemplates.defaultLanguage, translations: pushTemplates.translations })
+          .from(pushTemplates)
+          .where(eq(pushTemplates.id, aud.template_id));
+        if (!tpl) return done();
+        const langs = Object.entries(tpl.translations ?? {}).map(([code, tr], i) => ({ id: i, code, content: translationContent(tr) }));
+        st = { app, push: null, pack: null, template: { fallback: tpl.fallback, langs } };
+      } else {
+        const push = await content(tx, s.source, s.sourceId);
+        if (!push) return done();
+        let pack: Statics["pack"] = null;
+        if (aud.language_id !== undefined && aud.pack_id !== null) {
+          const [p] = await tx.select({ fallback: pushPacks.fallbackLanguage }).from(pushPacks).where(eq(pushPacks.id, aud.pack_id));
+          if (!p) return done();
+          const langs = await tx.select({ id: packLanguages.id, code: packLanguages.languageCode }).from(packLanguages).where(eq(packLanguages.packId, aud.pack_id));
+          pack = { fallback: p.fallback, langs };
+        }
+        st = { app, push, pack, template: null };
       }
-      st = { app, push, pack };
       cache.set(s.id, st);
     }
-    const { app, push, pack } = st;
-    const tags = tagFilter(aud.audience_tag);
+    const { app, push, pack, template } = st;
+    let narrow: SQL[];
+    if (isScheduler(aud)) narrow = deviceFilterSql(aud.filters); // event sends too: a device that no longer matches is skipped
+    else {
+      const tags = tagFilter(aud.audience_tag);
+      narrow = tags ? [sql`${devices.tags} @> ${JSON.stringify(tags)}::jsonb`] : [];
+    }
     const page = await tx
       .select()
       .from(devices)
@@ -91,19 +173,29 @@ export async function fanOutPage(ctx: CoreContext, sendId: number, cache: Map<nu
           isNotNull(devices.transportToken),
           isNotNull(devices.transportType),
           aud.device_id !== undefined ? eq(devices.id, aud.device_id) : undefined,
-          tags ? sql`${devices.tags} @> ${JSON.stringify(tags)}::jsonb` : undefined,
+          ...narrow,
         ),
       )
       .orderBy(asc(devices.id))
       .limit(SEND_JOB_MAX_RECIPIENTS);
     if (page.length === 0) return done();
-    let chosen = page;
-    if (pack) chosen = page.filter((d) => chooseLanguage(d.language, pack.langs, pack.fallback)?.id === aud.language_id);
-    const byTransport = new Map<string, SendRecipient[]>();
-    for (const d of chosen) {
-      if (d.transportType !== "fcm" && d.transportType !== "apns" && d.transportType !== "webpush") continue;
-      const list = byTransport.get(d.transportType) ?? [];
-      list.push({
+    // one job per (transport, content): pack sends have one content, scheduler sends one per translation
+    const groups = new Map<string, { transport: SendJob["transport"]; content: Content; recipients: SendRecipient[] }>();
+    let recipients = 0;
+    for (const d of page) {
+      const transport = d.transportType;
+      if (transport !== "fcm" && transport !== "apns" && transport !== "webpush") continue;
+      let key: string = transport;
+      let c = push!;
+      if (template) {
+        const lang = chooseLanguage(d.language, template.langs, template.fallback);
+        if (!lang) continue; // the template has no translation in its default language
+        key = `${transport}.${lang.code}`;
+        c = lang.content;
+      } else if (pack && chooseLanguage(d.language, pack.langs, pack.fallback)?.id !== (aud as PackAudience).language_id) continue;
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { transport, content: c, recipients: [] }));
+      g.recipients.push({
         device_id: d.id,
         msg_id: msgIdOf(s.id, d.id),
         token: d.transportToken!,
@@ -115,27 +207,28 @@ export async function fanOutPage(ctx: CoreContext, sendId: number, cache: Map<nu
         tz_sec: d.tzSec,
         tags: d.tags ?? {},
       });
-      byTransport.set(d.transportType, list);
+      recipients++;
     }
     const expires = new Date(Date.now() + JOB_TTL_MS).toISOString();
-    for (const [transport, recipients] of byTransport) {
+    for (const [key, g] of groups) {
+      const c = g.content;
       const job: SendJob = {
-        job_id: `${s.id}.${s.cursor}.${transport}`,
+        job_id: `${s.id}.${s.cursor}.${key}`,
         send_id: String(s.id),
-        transport: transport as SendJob["transport"],
+        transport: g.transport,
         app: { id: app.id, name: app.name, app_link: app.appLink },
         credentials_version: app.credentialsVersion,
-        push: { source: s.source, source_id: s.sourceId, title: push.title, body: push.body, icon_url: push.iconUrl, image_url: push.imageUrl, click_url: push.clickUrl },
+        push: { source: s.source, source_id: s.sourceId, title: c.title, body: c.body, icon_url: c.iconUrl, image_url: c.imageUrl, click_url: c.clickUrl },
         render: { now: s.renderAt.toISOString(), rotation: s.rotation },
         expires_at: expires,
-        recipients,
+        recipients: g.recipients,
       };
-      await ctx.bus.publish(SendSubjects.job(transport), JSON.stringify(job), { msgId: job.job_id });
+      await ctx.bus.publish(SendSubjects.job(g.transport), JSON.stringify(job), { msgId: job.job_id });
     }
     const last = page[page.length - 1]!.id;
     await tx
       .update(sends)
-      .set({ cursor: last, jobs: sql`${sends.jobs} + ${byTransport.size}`, recipients: sql`${sends.recipients} + ${chosen.length}` })
+      .set({ cursor: last, jobs: sql`${sends.jobs} + ${groups.size}`, recipients: sql`${sends.recipients} + ${recipients}` })
       .where(eq(sends.id, s.id));
     if (page.length < SEND_JOB_MAX_RECIPIENTS || aud.device_id !== undefined) return done();
     return true;

@@ -6,13 +6,14 @@ import { authed } from "../auth/plugin";
 import { pathId } from "../../lib/params";
 import type { JobRegistry } from "../jobs";
 import type { Subscription } from "@pushstack/bus";
-import { createPump } from "./fanout";
+import { createPump, type Pump } from "./fanout";
 import { scheduleTick } from "./tick";
 import { sendDue } from "./due";
 import { rollup, startResultsConsumer } from "./results";
 import { appAnalytics } from "./analytics";
 
-export { tagFilter, msgIdOf, sendIdOf, fanOutPage } from "./fanout";
+export { tagFilter, msgIdOf, sendIdOf, fanOutPage, type Audience, type SchedulerAudience } from "./fanout";
+export { createSend } from "./create";
 export { scheduleTick, CATCH_UP_MINUTES } from "./tick";
 export { sendDue } from "./due";
 export { rollup, applyResults } from "./results";
@@ -22,8 +23,17 @@ export { rollup, applyResults } from "./results";
  * pushes), `sending-rollup` (SDK reports into analytics); the fan-out pump; the results consumer.
  * Every effect is exactly-once through the database, so every replica runs all of it.
  */
+/** The pump of each core context, so a module that creates a send (an instant scheduler) can start its fan-out at once. */
+const pumps = new WeakMap<CoreContext, Pump>();
+
+/** Starts fanning out new sends now rather than at the next `send-due` run (within 5 s); a no-op without a started core. */
+export function kickSends(ctx: CoreContext): void {
+  void pumps.get(ctx)?.kick();
+}
+
 export function createSending(ctx: CoreContext) {
   const pump = createPump(ctx);
+  pumps.set(ctx, pump);
   let results: Subscription | null = null;
   return {
     pump,
@@ -70,13 +80,18 @@ export function analyticsRoutes(ctx: CoreContext, tokens: TokenSigner) {
       date_from: t.Optional(t.String()),
       date_to: t.Optional(t.String()),
       group_by: t.Optional(t.String()),
-      push_id: t.Optional(t.String()),
+      push_id: t.Optional(t.String({ description: "a pack push (scheduled or event)" })),
       pack_id: t.Optional(t.String()),
+      scheduler_id: t.Optional(t.String()),
+      template_id: t.Optional(t.String({ description: "a push template (Pushes group) sent by schedulers" })),
+      source: t.Optional(t.String({ description: "pack_scheduled | pack_event | scheduler" })),
     }),
     response: { 200: t.Object({}, { additionalProperties: true }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },
     detail: {
       tags: ["Analytics"],
-      summary: "Sent, failed, delivered, clicked and CTR (clicked / delivered) of an app, by day, push or pack, for a UTC date range",
+      summary: "Sent, failed, delivered, clicked and CTR (clicked / delivered) of an app, by day, push, pack, scheduler or template, for a UTC date range",
+      description:
+        "`group_by`: `day` (every plan), `push`, `pack`, `scheduler`, `template` (full analytics: Pro plan or above). Filters: `date_from`, `date_to` (YYYY-MM-DD, UTC, inclusive), `source`, `push_id`, `pack_id`, `scheduler_id`, `template_id`. Rows by push, scheduler or template carry `source` (`pack_scheduled`, `pack_event` or `scheduler`). CTR = clicked / delivered (0 when nothing was delivered).",
     },
   });
 }

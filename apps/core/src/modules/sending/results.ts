@@ -1,5 +1,5 @@
-import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
-import { devices, notificationEvents, sendJobResults, sendingMarks, sends, sendStatsDaily, SendSubjects, type SendResults } from "@pushstack/schema";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { devices, notificationEvents, sendJobResults, sends, sendStatsDaily, SendSubjects, type SendResults } from "@pushstack/schema";
 import type { BusMessage } from "@pushstack/bus";
 import type { CoreContext } from "../../context";
 import type { Db } from "../../db";
@@ -7,11 +7,11 @@ import { sendIdOf } from "./fanout";
 
 type Delta = { sent?: number; failed?: number; delivered?: number; clicked?: number };
 
-async function bump(tx: Db, s: { appId: number; day: string; source: string; sourceId: number; packId: number | null }, d: Delta) {
+async function bump(tx: Db, s: { appId: number; day: string; source: string; sourceId: number; packId: number | null; templateId: number | null }, d: Delta) {
   const v = { sent: d.sent ?? 0, failed: d.failed ?? 0, delivered: d.delivered ?? 0, clicked: d.clicked ?? 0 };
   await tx
     .insert(sendStatsDaily)
-    .values({ appId: s.appId, day: s.day, source: s.source, sourceId: s.sourceId, packId: s.packId ?? 0, ...v })
+    .values({ appId: s.appId, day: s.day, source: s.source, sourceId: s.sourceId, packId: s.packId ?? 0, templateId: s.templateId ?? 0, ...v })
     .onConflictDoUpdate({
       target: [sendStatsDaily.appId, sendStatsDaily.day, sendStatsDaily.source, sendStatsDaily.sourceId],
       set: {
@@ -63,41 +63,49 @@ export async function startResultsConsumer(ctx: CoreContext) {
   );
 }
 
+/** Reports folded per transaction. */
+const ROLLUP_BATCH = 2000;
+
 /**
- * `sending-rollup`: folds new SDK delivered/clicked reports (notification_events, one row per device,
- * msg and kind) into send_stats_daily, past a watermark on their id held under a row lock, so each
- * report is counted once and analytics reads never touch raw events.
+ * `sending-rollup`: folds SDK delivered/clicked reports (notification_events, one row per device, msg
+ * and kind) into send_stats_daily. It takes uncounted rows (partial index on `not counted`) with
+ * FOR UPDATE SKIP LOCKED, bumps the counters and sets `counted` in the same transaction: each report
+ * is counted once whatever order rows commit in (an id watermark would skip a row that commits after a
+ * higher id was folded), and replicas share the work. Analytics reads never touch raw events.
  */
 export async function rollup(ctx: CoreContext, _at: Date) {
   let total = 0;
   for (;;) {
     const n = await ctx.db.transaction(async (tx) => {
-      await tx.insert(sendingMarks).values({ name: "rollup", value: 0 }).onConflictDoNothing();
-      const [mark] = await tx.select().from(sendingMarks).where(eq(sendingMarks.name, "rollup")).for("update");
       const rows = await tx
         .select({ id: notificationEvents.id, msgId: notificationEvents.msgId, event: notificationEvents.event })
         .from(notificationEvents)
-        .where(gt(notificationEvents.id, mark!.value))
+        .where(eq(notificationEvents.counted, false))
         .orderBy(asc(notificationEvents.id))
-        .limit(2000);
+        .limit(ROLLUP_BATCH)
+        .for("update", { skipLocked: true });
       if (rows.length === 0) return 0;
       const ids = [...new Set(rows.map((r) => sendIdOf(r.msgId)).filter((x): x is number => x !== null))];
       const found = ids.length ? await tx.select().from(sends).where(inArray(sends.id, ids)) : [];
+      const byId = new Map(found.map((s) => [s.id, s]));
       const acc = new Map<number, Delta>();
       for (const r of rows) {
         const id = sendIdOf(r.msgId);
-        if (id === null || !found.some((s) => s.id === id)) continue;
+        if (id === null || !byId.has(id)) continue;
         const d = acc.get(id) ?? {};
         if (r.event === "delivered") d.delivered = (d.delivered ?? 0) + 1;
         else if (r.event === "clicked") d.clicked = (d.clicked ?? 0) + 1;
         acc.set(id, d);
       }
-      for (const [id, d] of acc) await bump(tx, found.find((s) => s.id === id)!, d);
-      await tx.update(sendingMarks).set({ value: rows[rows.length - 1]!.id }).where(eq(sendingMarks.name, "rollup"));
+      for (const [id, d] of acc) await bump(tx, byId.get(id)!, d);
+      await tx
+        .update(notificationEvents)
+        .set({ counted: true })
+        .where(inArray(notificationEvents.id, rows.map((r) => r.id)));
       return rows.length;
     });
     total += n;
-    if (n < 2000) break;
+    if (n < ROLLUP_BATCH) break;
   }
   return { events: total };
 }

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { silentLogger } from "@pushstack/config";
-import { appPushPacks, devices, packEventPushes, packLanguages, packScheduledPushes, pushPacks, sends } from "@pushstack/schema";
+import { appPushPacks, devices, packEventPushes, packLanguages, packScheduledPushes, pushPacks, pushTemplates, sends, type PushTranslation } from "@pushstack/schema";
 import { startDispatcher } from "@pushstack/dispatcher";
 import { startWebPushPeer, type WebPushPeer } from "@pushstack/testing";
 import type { TestCore } from "../../testing/harness";
@@ -48,8 +48,22 @@ export async function addEvent(t: TestCore, languageId: number, eventCode: strin
   return p!.id;
 }
 
+/** A push template (Pushes group) of an app, straight into the database. */
+export async function makeTemplate(t: TestCore, o: { userId: number; appId: number; defaultLanguage: string; translations: Record<string, PushTranslation> }) {
+  const [p] = await t.ctx.db
+    .insert(pushTemplates)
+    .values({ userId: o.userId, appId: o.appId, name: "T", defaultLanguage: o.defaultLanguage, translations: o.translations })
+    .returning();
+  return p!.id;
+}
+
 /** A web device whose subscription points at the peer (applicationServerKey = the app's VAPID key). */
-export async function webDevice(t: TestCore, peer: WebPushPeer, app: { id: number; vapid_public_key: string }, o: { ext: string; language: string | null; tags?: Record<string, string> }) {
+export async function webDevice(
+  t: TestCore,
+  peer: WebPushPeer,
+  app: { id: number; vapid_public_key: string },
+  o: { ext: string; language: string | null; tags?: Record<string, string>; country?: string | null; events?: string[] },
+) {
   const sub = peer.subscribe({ applicationServerKey: app.vapid_public_key });
   const [d] = await t.ctx.db
     .insert(devices)
@@ -59,6 +73,8 @@ export async function webDevice(t: TestCore, peer: WebPushPeer, app: { id: numbe
       externalId: o.ext,
       platform: "web",
       language: o.language,
+      country: o.country ?? null,
+      events: o.events ?? [],
       tags: o.tags ?? {},
       transportType: "webpush",
       transportToken: JSON.stringify(sub.subscription),
