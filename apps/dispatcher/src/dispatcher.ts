@@ -1,5 +1,5 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { compile, bindSend, type BoundTemplate, type RenderDevice } from "@pushstack/templating";
+import { compile, bindSend, toClickUrl, type BoundTemplate, type RenderDevice } from "@pushstack/templating";
 import type { Logger } from "@pushstack/config";
 import type { Bus, BusMessage, Subscription } from "@pushstack/bus";
 import { SendJob, SendSubjects, type RecipientResult, type SendResults } from "@pushstack/schema";
@@ -91,10 +91,14 @@ export function createDispatcher(opts: DispatcherOptions) {
     }
     let title: BoundTemplate;
     let body: BoundTemplate | null;
+    let click: BoundTemplate | null = null;
     try {
       const send = { now: new Date(job.render.now), rotation: job.render.rotation, app: job.app };
       title = bindSend(compile(job.push.title), send);
       body = job.push.body ? bindSend(compile(job.push.body), send) : null;
+      // a Scheduler template's click URL may carry macros (validated as a template by the Pushes API);
+      // a pack push's is a plain URL, sent as written
+      if (job.push.source === "scheduler" && job.push.click_url?.includes("{")) click = bindSend(compile(job.push.click_url), send);
     } catch (err) {
       log.error("send job with an invalid template", { job_id: job.job_id, err: (err as Error).message });
       return mark("failed", "template_invalid");
@@ -109,7 +113,7 @@ export function createDispatcher(opts: DispatcherOptions) {
           body: body ? body.render(device) : "",
           icon_url: job.push.icon_url,
           image_url: job.push.image_url,
-          click_url: job.push.click_url,
+          click_url: click ? toClickUrl(click.render(device)) : job.push.click_url,
         },
       };
     });

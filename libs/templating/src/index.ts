@@ -11,3 +11,4 @@ export { TemplateError } from "./errors";
 export { seededRng, fastRng } from "./rng";
 export type { Rng } from "./rng";
 export { SUPPORTED_LANGUAGES, resolveLanguage } from "./locale";
+export { toClickUrl } from "./url";

@@ -112,7 +112,7 @@ export const SchedulerObject = Type.Object({
   push_id: Type.Integer({ description: "The push template sent" }),
   name: Type.String(),
   type: Type.String({ description: "instant | once | weekly | event" }),
-  status: Type.String({ description: "active | paused | completed (an instant or once scheduler that has sent)" }),
+  status: Type.String({ description: "active | paused | completed (an instant or once scheduler that has sent) | missed (a once scheduler the service could not send within 10 minutes of send_at, e.g. while it was down)" }),
   send_at: Nullable(Timestamp),
   days_of_week: Nullable(Type.Array(Type.Integer())),
   send_time: Nullable(Type.String({ description: "HH:MM, UTC" })),

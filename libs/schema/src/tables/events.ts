@@ -62,9 +62,8 @@ export const notificationEvents = pgTable(
  * `status` from `pending` on). Rows are written in the transaction that records the event.
  * - `pack_event`: an event push of an attached pack whose `event_code` matches, due `delay_minutes` later,
  *   in the pack language chosen for the device.
- * - `conversion`: every recorded event, due at once, for event-triggered Schedulers and webhooks
- *   (their plan gating happens where they are matched).
- * - `scheduler`: an event-triggered scheduler matched by a conversion row, due `delay_minutes` after the event.
+ * - `scheduler`: an event-triggered Scheduler whose `event_code` matches, due `delay_minutes` after the event;
+ *   written only while the owner's plan has the Event triggers feature (checked again when it is sent).
  */
 export const triggerQueue = pgTable(
   "trigger_queue",
@@ -87,7 +86,6 @@ export const triggerQueue = pgTable(
   },
   (t) => [
     uniqueIndex("trigger_queue_push_uq").on(t.eventId, t.eventPushId),
-    uniqueIndex("trigger_queue_conversion_uq").on(t.eventId).where(sql`${t.kind} = 'conversion'`),
     uniqueIndex("trigger_queue_scheduler_uq").on(t.eventId, t.schedulerId).where(sql`${t.kind} = 'scheduler'`),
     index("trigger_queue_due_idx").on(t.status, t.dueAt),
   ],

@@ -46,7 +46,8 @@ export const pushRotations = pgTable(
 );
 
 /**
- * Analytics, aggregated: one row per (app, day, source, push); `pack_id` 0 when not from a pack.
+ * Analytics, aggregated: one row per (app, day, source, push, template); `pack_id` 0 when not from a pack,
+ * `template_id` 0 when not from a Scheduler (a Scheduler switched to another template mid-day keeps two rows).
  * `sent`/`failed` come from dispatcher results, `delivered`/`clicked` from SDK reports rolled up by
  * the `sending-rollup` job; reading never scans raw events.
  */
@@ -65,7 +66,7 @@ export const sendStatsDaily = pgTable(
     delivered: bigint("delivered", { mode: "number" }).notNull().default(0),
     clicked: bigint("clicked", { mode: "number" }).notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.appId, t.day, t.source, t.sourceId] }), index("send_stats_pack_idx").on(t.packId, t.day)],
+  (t) => [primaryKey({ columns: [t.appId, t.day, t.source, t.sourceId, t.templateId] }), index("send_stats_pack_idx").on(t.packId, t.day)],
 );
 
 /** Results messages already counted (a redelivered results message counts once). */
@@ -74,7 +75,7 @@ export const sendJobResults = pgTable("send_job_results", {
   at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
 });
 
-/** Named watermarks: `schedule-tick` (last minute ticked, epoch minutes), `rollup` (last notification_events id). */
+/** Named watermarks: `schedule-tick` (last minute ticked, epoch minutes). */
 export const sendingMarks = pgTable("sending_marks", {
   name: text("name").primaryKey(),
   value: bigint("value", { mode: "number" }).notNull(),

@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, or, sql, type SQL } from "drizzle-orm";
-import { apps, devices, checkDeviceInfo, normalizeLanguage, type RegisterReply, type RegisterRequest } from "@pushstack/schema";
+import { apps, devices, checkDeviceInfo, normalizeLanguage, type RegisterReply, type RegisterRequest, type SchedulerFilters } from "@pushstack/schema";
 import { AppError, badRequest, forbidden, notFound } from "@pushstack/http";
 import type { Actor, CoreContext } from "../../context";
 import { loadOwnApp } from "../apps/service";
@@ -88,15 +88,8 @@ function filledTags(tags: Record<string, string> | null | undefined): Record<str
   return Object.fromEntries(Object.entries(tags ?? {}).filter(([, v]) => v !== ""));
 }
 
-/** The device query's audience filters (all combined with AND); schedulers store the same object. */
-export interface DeviceFilters {
-  country?: string;
-  language?: string;
-  platform?: string;
-  external_id?: string;
-  events?: string[];
-  tags?: Record<string, string>;
-}
+/** The device query's audience filters (all combined with AND): the object schedulers store. */
+export type DeviceFilters = SchedulerFilters;
 
 /**
  * Validates and normalises device filters (country upper case, language as `pt-BR`; empty `events`

@@ -3,7 +3,7 @@ import { activityLog, apps, devices, type IngestPostback } from "@pushstack/sche
 import { AppError } from "@pushstack/http";
 import type { CoreContext } from "../../context";
 import { findOrCreateDevice, mergeTags, type DeviceRow } from "../devices/store";
-import { recordEvent } from "./record";
+import { EventStats, recordEvent } from "./record";
 
 /** A user with more devices under one external id than this gets the postback on the oldest ones only. */
 const MAX_DEVICES_PER_EXTERNAL_ID = 50;
@@ -72,10 +72,14 @@ export async function processPostback(ctx: CoreContext, item: IngestPostback): P
       for (const d of targets) d.tags = { ...d.tags, ...item.tags };
     }
     const touched: Array<{ device_id: number; event: string | null; created: boolean }> = [];
+    // one user's devices may get different deposit numbers (dep on one, dep2 on another): their counter
+    // rows are locked once, in a fixed order, at the end (see EventStats)
+    const stats = new EventStats();
     for (const d of targets) {
-      const rec = item.event ? await recordEvent(tx, d, { itemId: item.id, code: item.event, source: "postback", at }) : null;
+      const rec = item.event ? await recordEvent(tx, d, { itemId: item.id, code: item.event, source: "postback", at }, stats) : null;
       touched.push({ device_id: d.id, event: rec?.code ?? null, created: d.id === createdId });
     }
     await tx.update(activityLog).set({ devices: touched }).where(eq(activityLog.id, log.id));
+    await stats.flush(tx);
   });
 }

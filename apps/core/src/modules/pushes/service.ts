@@ -1,7 +1,7 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import { apps, devices, normalizeLanguage, pushTemplates, schedulers, PUSH_LIMITS, type PushTranslation } from "@pushstack/schema";
 import { badRequest, conflict, notFound } from "@pushstack/http";
-import { bindSend, compile, fastRng, seededRng, validateTemplate, TemplateError, type Program, type RenderDevice } from "@pushstack/templating";
+import { bindSend, compile, fastRng, seededRng, validateTemplate, TemplateError, toClickUrl, type Program, type RenderDevice } from "@pushstack/templating";
 import type { Actor, CoreContext } from "../../context";
 import type { Db } from "../../db";
 import { loadOwnApp } from "../apps/service";
@@ -463,6 +463,7 @@ export async function previewPush(ctx: CoreContext, actor: Actor, pushId: number
     body: t.body ? run(t.body, "body") : "",
     icon_url: t.icon_url,
     image_url: t.image_url,
-    click_url: t.click_url ? run(t.click_url, "click_url") : null,
+    // as the dispatcher sends it: re-encoded as a URL, null when it renders to none
+    click_url: t.click_url ? (t.click_url.includes("{") ? toClickUrl(run(t.click_url, "click_url")) : t.click_url) : null,
   };
 }

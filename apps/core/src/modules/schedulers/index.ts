@@ -30,7 +30,7 @@ export function schedulerRoutes(ctx: CoreContext, tokens: TokenSigner) {
         detail: detail(
           "Create a scheduler",
           "Sends the push template `push_id` (a push of the same app) to the app's devices matching `filters`. " +
-            "`instant`: sent at once (the scheduler is `completed`); `once`: at `send_at` (ISO 8601, in the future, at most a year ahead; sent in that minute, then `completed`); " +
+            "`instant`: sent at once (the scheduler is `completed`); `once`: at `send_at` (ISO 8601, in the future, at most a year ahead; sent in that minute, then `completed`; `missed` when the service could not send it within 10 minutes of `send_at`); " +
             "`weekly`: on `days_of_week` (0 = Monday .. 6 = Sunday) at `send_time` (HH:MM, UTC); " +
             "`event`: to each device that records `event_code` (as recorded: `dep3` is the third deposit), `delay_minutes` (0 to 43200) later, if it still matches the filters — the Event triggers feature (Pro plan or above). " +
             "Each device gets the translation of its language (exact, then same primary language), else the template's default language. " +
@@ -42,7 +42,7 @@ export function schedulerRoutes(ctx: CoreContext, tokens: TokenSigner) {
       query: t.Object({
         app_id: t.Optional(t.String({ description: "only this app's schedulers" })),
         type: t.Optional(t.String({ description: "instant | once | weekly | event" })),
-        status: t.Optional(t.String({ description: "active | paused | completed" })),
+        status: t.Optional(t.String({ description: "active | paused | completed | missed" })),
         limit: t.Optional(t.String({ description: "1 to 100, default 50" })),
         cursor: t.Optional(t.String({ description: "next_cursor of the previous page" })),
       }),
@@ -59,7 +59,7 @@ export function schedulerRoutes(ctx: CoreContext, tokens: TokenSigner) {
       detail: detail(
         "Update, pause or resume a scheduler",
         "Changes the name, `push_id`, the schedule fields of its type (the type itself is fixed), `filters`, or `status` (`paused` stops it, and cancels a send of it still fanning out; `active` resumes it). " +
-          "A completed `once` scheduler is re-armed by a new `send_at`. Changing or resuming an event scheduler needs the Event triggers feature (Pro plan or above); pausing does not.",
+          "A completed or missed `once` scheduler is re-armed by a new `send_at`. Changing or resuming an event scheduler needs the Event triggers feature (Pro plan or above); pausing does not.",
       ),
     })
     .delete(

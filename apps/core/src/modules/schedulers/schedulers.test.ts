@@ -33,17 +33,25 @@ const sendsOf = (schedulerId: number) =>
 const rowsOf = (schedulerId: number) => t.ctx.db.select().from(triggerQueue).where(eq(triggerQueue.schedulerId, schedulerId));
 
 /** An account (plan) with one web app and a push template in English (default). */
-async function setup(plan = "pro", translations: Record<string, { title: string; body?: string }> = { en: { title: "Hi {{external_id}}" } }, defaultLanguage = "en") {
+async function setup(plan = "pro", translations: Record<string, { title: string; body?: string; click_url?: string }> = { en: { title: "Hi {{external_id}}" } }, defaultLanguage = "en") {
   const { app, token, userId } = await s.app({ platform: "web", plan });
   const push = await makeTemplate(t, { userId, appId: app.id, defaultLanguage, translations });
   return { app, token, userId, push };
 }
 
 describe("sending", () => {
-  test("instant: the filtered audience gets its language's translation (default as fallback), decrypted by the Web Push peer; analytics by template and scheduler", async () => {
-    const { app, token, userId, push } = await setup("pro", { en: { title: "Hi {{external_id}}", body: "EN {Push={A|B}}" }, pt: { title: "Olá {{external_id}}", body: "PT" }, es: { title: "Hola {{external_id}}" } }, "es");
+  test("instant: the filtered audience gets its language's translation (default as fallback) and click URL, decrypted by the Web Push peer; analytics by template and scheduler", async () => {
+    const { app, token, userId, push } = await setup(
+      "pro",
+      {
+        en: { title: "Hi {{external_id}}", body: "EN {Push={A|B}}", click_url: "https://t.example/c?sub={{external_id}}&seg={{tag:segment}}&n={{tag:note}}" },
+        pt: { title: "Olá {{external_id}}", body: "PT", click_url: "https://t.example/pt" },
+        es: { title: "Hola {{external_id}}", click_url: "{{app_link}}?s={{external_id}}" }, // the app has no link: no click URL
+      },
+      "es",
+    );
     const base = { tags: { segment: "vip" }, country: "US", events: ["reg"] };
-    const en = await webDevice(t, net.peer, app, { ext: "e1", language: "en-US", ...base });
+    const en = await webDevice(t, net.peer, app, { ext: "e1", language: "en-US", ...base, tags: { ...base.tags, note: "a b&c" } });
     const pt = await webDevice(t, net.peer, app, { ext: "p1", language: "pt-BR", ...base, events: ["reg", "dep"] });
     const fr = await webDevice(t, net.peer, app, { ext: "f1", language: "fr", ...base }); // no fr: the default, es
     const excluded = [
@@ -61,6 +69,10 @@ describe("sending", () => {
     expect(receivedBy(net.peer, en.endpoint).map((p) => [p.title, p.body])).toEqual([["Hi e1", "EN A"]]);
     expect(receivedBy(net.peer, pt.endpoint).map((p) => [p.title, p.body])).toEqual([["Olá p1", "PT"]]);
     expect(receivedBy(net.peer, fr.endpoint).map((p) => p.title)).toEqual(["Hola f1"]);
+    // macros rendered per recipient, then re-encoded as a URL (a tag value is written as it is)
+    expect(receivedBy(net.peer, en.endpoint).map((p) => p.click_url)).toEqual(["https://t.example/c?sub=e1&seg=vip&n=a%20b&c"]);
+    expect(receivedBy(net.peer, pt.endpoint).map((p) => p.click_url)).toEqual(["https://t.example/pt"]);
+    expect(receivedBy(net.peer, fr.endpoint).map((p) => p.click_url)).toEqual([undefined]);
     for (const d of excluded) expect(receivedBy(net.peer, d.endpoint)).toEqual([]);
     const [send] = await sendsOf(r.body.id);
     // one job per translation (webpush.en, webpush.pt, webpush.es); three recipients
@@ -148,6 +160,19 @@ describe("sending", () => {
       t.setNow(new Date("2031-05-05T10:05:00Z"));
       const late = await t.req("PATCH", `${S}/${p.body.id}`, { token, body: { status: "active" } });
       expect([late.status, late.body.error]).toEqual([400, "send_at is in the past: give a new send_at to resume"]);
+
+      // no tick within 10 minutes of send_at (core was down): missed, not sent late; a new send_at re-arms it
+      const m = await create(token, { app_id: app.id, push_id: push, name: "Missed", type: "once", send_at: "2031-05-05T11:00:00Z" });
+      const late2 = await job("schedule-tick", "2031-05-05T11:10:30Z");
+      expect([late2.body.sends, late2.body.missed_schedulers]).toEqual([0, 1]);
+      expect((await t.req("GET", `${S}/${m.body.id}`, { token })).body).toMatchObject({ status: "missed", last_sent_at: null, next_run_at: null });
+      expect(await sendsOf(m.body.id)).toEqual([]);
+      expect((await t.req("GET", `${S}?app_id=${app.id}&status=missed`, { token })).body.items.map((x: { id: number }) => x.id)).toEqual([m.body.id]);
+      t.setNow(new Date("2031-05-05T11:11:00Z"));
+      expect((await t.req("PATCH", `${S}/${m.body.id}`, { token, body: { status: "active" } })).status).toBe(409);
+      const rearmed = await t.req("PATCH", `${S}/${m.body.id}`, { token, body: { send_at: "2031-05-05T12:00:00Z" } });
+      expect(rearmed.body).toMatchObject({ status: "active", next_run_at: "2031-05-05T12:00:00.000Z" });
+      expect((await job("schedule-tick", "2031-05-05T12:00:00Z")).body.sends).toBe(1);
     } finally {
       t.setNow(null);
     }

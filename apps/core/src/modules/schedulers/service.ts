@@ -252,7 +252,7 @@ export async function listSchedulers(ctx: CoreContext, actor: Actor, q: ListQuer
     where.push(eq(schedulers.kind, q.type));
   }
   if (q.status !== undefined && q.status !== "") {
-    if (!["active", "paused", "completed"].includes(q.status)) throw badRequest("status must be one of active, paused, completed");
+    if (!["active", "paused", "completed", "missed"].includes(q.status)) throw badRequest("status must be one of active, paused, completed, missed");
     where.push(eq(schedulers.status, q.status));
   }
   let limit = 50;
@@ -302,10 +302,10 @@ export async function updateScheduler(ctx: CoreContext, actor: Actor, id: number
   if (input.event_code !== undefined) patch.eventCode = input.event_code;
   if (input.delay_minutes !== undefined) patch.delayMinutes = input.delay_minutes;
   let status = input.status;
-  if (sc.status === "completed") {
+  if (sc.status === "completed" || sc.status === "missed") {
     // a `once` scheduler is re-armed by a new send_at; otherwise a completed scheduler stays completed
     if (type === "once" && patch.sendAt) status ??= "active";
-    else if (status !== undefined) throw conflict(`the scheduler has completed (${type === "once" ? "give a new send_at to send it again" : "create another one or send it again with POST /api/v3/schedulers/:id/send"})`);
+    else if (status !== undefined) throw conflict(`the scheduler has ${sc.status} (${type === "once" ? "give a new send_at to send it again" : "create another one or send it again with POST /api/v3/schedulers/:id/send"})`);
   }
   if (status === "active" && type === "once" && (patch.sendAt ?? sc.sendAt!).getTime() <= now.getTime()) {
     throw badRequest("send_at is in the past: give a new send_at to resume");

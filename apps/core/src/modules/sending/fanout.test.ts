@@ -51,22 +51,23 @@ async function schedulerOf(userId: number, appId: number) {
 test("a send stops at the next page once its app is archived (cancelled); an untouched one runs to done", async () => {
   const live = await account();
   const paused = await account();
-  const ids = await addDevices(paused.appId, 501);
-  await addDevices(live.appId, 501);
+  // one turn is 4 pages of 500: 2,001 devices take two turns
+  const ids = await addDevices(paused.appId, 2001);
+  await addDevices(live.appId, 2001);
   const scLive = await schedulerOf(live.userId, live.appId);
   const scPaused = await schedulerOf(paused.userId, paused.appId);
   const a = await send("t:live", live.appId, "scheduler", scLive.id, null, { scheduler_id: scLive.id, template_id: scLive.push, filters: {} }, scLive.push);
   const b = await send("t:archived", paused.appId, "scheduler", scPaused.id, null, { scheduler_id: scPaused.id, template_id: scPaused.push, filters: {} }, scPaused.push);
   const before = await queued();
   expect(await fanOutPage(t.ctx, a)).toBe(true);
-  expect(await fanOutPage(t.ctx, b)).toBe(true); // first page: 500 devices
+  expect(await fanOutPage(t.ctx, b)).toBe(true); // first turn: 2,000 devices in 4 jobs
   await t.ctx.db.update(apps).set({ archived: true }).where(eq(apps.id, paused.appId));
   expect(await fanOutPage(t.ctx, b)).toBe(false);
   expect(await fanOutPage(t.ctx, a)).toBe(false); // last page (1 device)
   const [ra, rb] = [await row(a), await row(b)];
-  expect([ra.status, ra.recipients, ra.jobs]).toEqual(["done", 501, 2]);
-  expect([rb.status, rb.recipients, rb.jobs, rb.cursor]).toEqual(["cancelled", 500, 1, ids[499]]);
-  expect(await queued()).toBe(before + 3); // a: two pages, b: one
+  expect([ra.status, ra.recipients, ra.jobs]).toEqual(["done", 2001, 5]);
+  expect([rb.status, rb.recipients, rb.jobs, rb.cursor]).toEqual(["cancelled", 2000, 4, ids[1999]]);
+  expect(await queued()).toBe(before + 9); // a: five pages, b: four
   expect(await fanOutPage(t.ctx, b)).toBe(false); // cancelled stays cancelled
 });
 

@@ -54,6 +54,12 @@ export function sendIdOf(msgId: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
+/**
+ * Pages one send publishes per turn (one transaction): fewer round trips and commits per recipient, while a
+ * turn stays short (2,000 devices) so the pump still alternates between apps' sends.
+ */
+const PAGES_PER_TURN = 4;
+
 /** How long a job may wait in a queue before the dispatcher drops it (wall clock: it is about queue latency). */
 const JOB_TTL_MS = 60 * 60_000;
 
@@ -110,7 +116,7 @@ type Statics = {
 };
 
 /**
- * Publishes the next page (up to 500 devices by id) of one send, in a transaction holding the send row
+ * Publishes the next turn (PAGES_PER_TURN pages of up to 500 devices by id) of one send, in a transaction holding the send row
  * (FOR UPDATE SKIP LOCKED: a replica already on this send makes the others skip it). Job ids are
  * `<send>.<cursor>.<transport>` (pack sends) or `<send>.<cursor>.<transport>.<language>` (scheduler
  * sends: one job carries one translation), so a page republished after a crash is dropped by the
@@ -162,8 +168,8 @@ export async function fanOutPage(ctx: CoreContext, sendId: number, cache: Map<nu
       const tags = tagFilter(aud.audience_tag);
       narrow = tags ? [sql`${devices.tags} @> ${JSON.stringify(tags)}::jsonb`] : [];
     }
-    const page = await tx
-      .select()
+    const rows = await tx
+      .select(recipientColumns)
       .from(devices)
       .where(
         and(
@@ -177,62 +183,95 @@ export async function fanOutPage(ctx: CoreContext, sendId: number, cache: Map<nu
         ),
       )
       .orderBy(asc(devices.id))
-      .limit(SEND_JOB_MAX_RECIPIENTS);
-    if (page.length === 0) return done();
-    // one job per (transport, content): pack sends have one content, scheduler sends one per translation
-    const groups = new Map<string, { transport: SendJob["transport"]; content: Content; recipients: SendRecipient[] }>();
-    let recipients = 0;
-    for (const d of page) {
-      const transport = d.transportType;
-      if (transport !== "fcm" && transport !== "apns" && transport !== "webpush") continue;
-      let key: string = transport;
-      let c = push!;
-      if (template) {
-        const lang = chooseLanguage(d.language, template.langs, template.fallback);
-        if (!lang) continue; // the template has no translation in its default language
-        key = `${transport}.${lang.code}`;
-        c = lang.content;
-      } else if (pack && chooseLanguage(d.language, pack.langs, pack.fallback)?.id !== (aud as PackAudience).language_id) continue;
-      let g = groups.get(key);
-      if (!g) groups.set(key, (g = { transport, content: c, recipients: [] }));
-      g.recipients.push({
-        device_id: d.id,
-        msg_id: msgIdOf(s.id, d.id),
-        token: d.transportToken!,
-        external_id: d.externalId,
-        language: d.language,
-        country: d.country,
-        platform: d.platform,
-        platform_name: d.model,
-        tz_sec: d.tzSec,
-        tags: d.tags ?? {},
-      });
-      recipients++;
-    }
+      .limit(PAGES_PER_TURN * SEND_JOB_MAX_RECIPIENTS);
+    if (rows.length === 0) return done();
     const expires = new Date(Date.now() + JOB_TTL_MS).toISOString();
-    for (const [key, g] of groups) {
-      const c = g.content;
-      const job: SendJob = {
-        job_id: `${s.id}.${s.cursor}.${key}`,
-        send_id: String(s.id),
-        transport: g.transport,
-        app: { id: app.id, name: app.name, app_link: app.appLink },
-        credentials_version: app.credentialsVersion,
-        push: { source: s.source, source_id: s.sourceId, title: c.title, body: c.body, icon_url: c.iconUrl, image_url: c.imageUrl, click_url: c.clickUrl },
-        render: { now: s.renderAt.toISOString(), rotation: s.rotation },
-        expires_at: expires,
-        recipients: g.recipients,
-      };
-      await ctx.bus.publish(SendSubjects.job(g.transport), JSON.stringify(job), { msgId: job.job_id });
+    const publishes: Promise<unknown>[] = [];
+    let cursor = s.cursor;
+    let jobs = 0;
+    let recipients = 0;
+    // pages of SEND_JOB_MAX_RECIPIENTS, each keyed by the last id of the page before it: the same job ids
+    // whichever replica, turn size or retry publishes them
+    for (let at = 0; at < rows.length; at += SEND_JOB_MAX_RECIPIENTS) {
+      const page = rows.slice(at, at + SEND_JOB_MAX_RECIPIENTS);
+      const groups = groupPage(s.id, page, push, pack, template, aud);
+      for (const [key, g] of groups) {
+        const c = g.content;
+        const job: SendJob = {
+          job_id: `${s.id}.${cursor}.${key}`,
+          send_id: String(s.id),
+          transport: g.transport,
+          app: { id: app.id, name: app.name, app_link: app.appLink },
+          credentials_version: app.credentialsVersion,
+          push: { source: s.source, source_id: s.sourceId, title: c.title, body: c.body, icon_url: c.iconUrl, image_url: c.imageUrl, click_url: c.clickUrl },
+          render: { now: s.renderAt.toISOString(), rotation: s.rotation },
+          expires_at: expires,
+          recipients: g.recipients,
+        };
+        recipients += g.recipients.length;
+        publishes.push(ctx.bus.publish(SendSubjects.job(g.transport), JSON.stringify(job), { msgId: job.job_id }));
+      }
+      jobs += groups.size;
+      cursor = page[page.length - 1]!.id;
     }
-    const last = page[page.length - 1]!.id;
+    // all acknowledged by the stream before the cursor moves past them (a failure rolls the turn back and
+    // the retry's republished jobs are dropped by msgId dedup)
+    await Promise.all(publishes);
     await tx
       .update(sends)
-      .set({ cursor: last, jobs: sql`${sends.jobs} + ${groups.size}`, recipients: sql`${sends.recipients} + ${recipients}` })
+      .set({ cursor, jobs: sql`${sends.jobs} + ${jobs}`, recipients: sql`${sends.recipients} + ${recipients}` })
       .where(eq(sends.id, s.id));
-    if (page.length < SEND_JOB_MAX_RECIPIENTS || aud.device_id !== undefined) return done();
+    if (rows.length < PAGES_PER_TURN * SEND_JOB_MAX_RECIPIENTS || aud.device_id !== undefined) return done();
     return true;
   });
+}
+
+/** The device columns a recipient needs (the rest of the row, e.g. its event list, is not read). */
+const recipientColumns = {
+  id: devices.id,
+  transportType: devices.transportType,
+  transportToken: devices.transportToken,
+  externalId: devices.externalId,
+  language: devices.language,
+  country: devices.country,
+  platform: devices.platform,
+  model: devices.model,
+  tzSec: devices.tzSec,
+  tags: devices.tags,
+};
+type RecipientRow = { [K in keyof typeof recipientColumns]: (typeof devices.$inferSelect)[K] };
+type Group = { transport: SendJob["transport"]; content: Content; recipients: SendRecipient[] };
+
+/** One page's jobs: one per (transport, content); pack sends have one content, scheduler sends one per translation. */
+function groupPage(sendId: number, page: RecipientRow[], push: Content | null, pack: Statics["pack"], template: Statics["template"], aud: Audience): Map<string, Group> {
+  const groups = new Map<string, Group>();
+  for (const d of page) {
+    const transport = d.transportType;
+    if (transport !== "fcm" && transport !== "apns" && transport !== "webpush") continue;
+    let key: string = transport;
+    let c = push!;
+    if (template) {
+      const lang = chooseLanguage(d.language, template.langs, template.fallback);
+      if (!lang) continue; // the template has no translation in its default language
+      key = `${transport}.${lang.code}`;
+      c = lang.content;
+    } else if (pack && chooseLanguage(d.language, pack.langs, pack.fallback)?.id !== (aud as PackAudience).language_id) continue;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { transport, content: c, recipients: [] }));
+    g.recipients.push({
+      device_id: d.id,
+      msg_id: msgIdOf(sendId, d.id),
+      token: d.transportToken!,
+      external_id: d.externalId,
+      language: d.language,
+      country: d.country,
+      platform: d.platform,
+      platform_name: d.model,
+      tz_sec: d.tzSec,
+      tags: d.tags ?? {},
+    });
+  }
+  return groups;
 }
 
 /**

@@ -13,7 +13,7 @@ async function bump(tx: Db, s: { appId: number; day: string; source: string; sou
     .insert(sendStatsDaily)
     .values({ appId: s.appId, day: s.day, source: s.source, sourceId: s.sourceId, packId: s.packId ?? 0, templateId: s.templateId ?? 0, ...v })
     .onConflictDoUpdate({
-      target: [sendStatsDaily.appId, sendStatsDaily.day, sendStatsDaily.source, sendStatsDaily.sourceId],
+      target: [sendStatsDaily.appId, sendStatsDaily.day, sendStatsDaily.source, sendStatsDaily.sourceId, sendStatsDaily.templateId],
       set: {
         sent: sql`${sendStatsDaily.sent} + ${v.sent}`,
         failed: sql`${sendStatsDaily.failed} + ${v.failed}`,

@@ -137,8 +137,23 @@ async function onceSchedulers(ctx: CoreContext, at: Date): Promise<number> {
 }
 
 /**
+ * `once` schedulers still active more than CATCH_UP_MINUTES after their send_at (no tick ran in time:
+ * core was down) become `missed`, so the owner sees they were not sent (a new send_at re-arms them).
+ */
+async function missedOnceSchedulers(ctx: CoreContext, at: Date): Promise<number> {
+  const missed = await ctx.db
+    .update(schedulers)
+    .set({ status: "missed", updatedAt: at })
+    .where(and(eq(schedulers.kind, "once"), eq(schedulers.status, "active"), lte(schedulers.sendAt, new Date(at.getTime() - CATCH_UP_MINUTES * 60_000))))
+    .returning({ id: schedulers.id, sendAt: schedulers.sendAt });
+  for (const r of missed) ctx.log.warn("once scheduler missed: too late to send", { scheduler_id: r.id, send_at: r.sendAt?.toISOString() });
+  return missed.length;
+}
+
+/**
  * `schedule-tick` for the minute containing `at`, plus the minutes missed since the last tick (watermark
- * `schedule-tick` in sending_marks) within CATCH_UP_MINUTES; then the `once` schedulers due by `at`.
+ * `schedule-tick` in sending_marks) within CATCH_UP_MINUTES; then the `once` schedulers due by `at` (and
+ * those too late to send, marked `missed`).
  * Exactly-once per (push, app, minute) and (scheduler, minute) comes from the unique send key, so
  * replicas, restarts and repeated runs send a minute once.
  */
@@ -156,9 +171,10 @@ export async function scheduleTick(ctx: CoreContext, at: Date) {
   let sendsCreated = 0;
   for (let x = from; x <= m; x++) sendsCreated += await tickMinute(ctx, new Date(x * 60_000));
   sendsCreated += await onceSchedulers(ctx, at);
+  const missed = await missedOnceSchedulers(ctx, at);
   await ctx.db
     .insert(sendingMarks)
     .values({ name: "schedule-tick", value: m })
     .onConflictDoUpdate({ target: sendingMarks.name, set: { value: sql`greatest(${sendingMarks.value}, ${m})` } });
-  return { minutes: m - from + 1, skipped_minutes: skipped, sends: sendsCreated };
+  return { minutes: m - from + 1, skipped_minutes: skipped, sends: sendsCreated, missed_schedulers: missed };
 }

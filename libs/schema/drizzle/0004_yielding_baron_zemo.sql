@@ -48,9 +48,12 @@ CREATE TABLE "schedulers" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+DROP INDEX "trigger_queue_conversion_uq";--> statement-breakpoint
 ALTER TABLE "notification_events" ADD COLUMN "counted" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "trigger_queue" ADD COLUMN "scheduler_id" integer;--> statement-breakpoint
 ALTER TABLE "send_stats_daily" ADD COLUMN "template_id" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "send_stats_daily" DROP CONSTRAINT "send_stats_daily_app_id_day_source_source_id_pk";--> statement-breakpoint
+ALTER TABLE "send_stats_daily" ADD CONSTRAINT "send_stats_daily_app_id_day_source_source_id_template_id_pk" PRIMARY KEY("app_id","day","source","source_id","template_id");--> statement-breakpoint
 ALTER TABLE "sends" ADD COLUMN "template_id" integer;--> statement-breakpoint
 ALTER TABLE "app_event_definitions" ADD CONSTRAINT "app_event_definitions_app_id_apps_id_fk" FOREIGN KEY ("app_id") REFERENCES "public"."apps"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "app_event_stats" ADD CONSTRAINT "app_event_stats_app_id_apps_id_fk" FOREIGN KEY ("app_id") REFERENCES "public"."apps"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -72,3 +75,8 @@ UPDATE "notification_events" SET "counted" = true WHERE "id" <= coalesce((SELECT
 -- the Events group's counters start from the events already recorded
 INSERT INTO "app_event_stats" ("app_id", "code", "count", "devices", "first_at", "last_at")
   SELECT "app_id", "code", count(*), count(DISTINCT "device_id"), min("at"), max("at") FROM "device_events" GROUP BY "app_id", "code";
+--> statement-breakpoint
+-- the rollup now marks reports counted (ids commit out of order); its id watermark is no longer read
+DELETE FROM "sending_marks" WHERE "name" = 'rollup';--> statement-breakpoint
+-- `conversion` rows were a hand-off to event Schedulers, which now get `scheduler` rows written directly
+DELETE FROM "trigger_queue" WHERE "kind" = 'conversion';
