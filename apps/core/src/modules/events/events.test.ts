@@ -182,7 +182,7 @@ describe("the counter accumulator", () => {
   });
 
   // PGlite runs one transaction at a time, so two that wait on each other cannot be staged there
-  test.skipIf(process.env.DATABASE_URL === undefined)(
+  test.skipIf(!process.env.DATABASE_URL)(
     "two transactions recording the same codes in opposite orders do not deadlock (PostgreSQL)",
     async () => {
       const { app, token } = await s.app();
