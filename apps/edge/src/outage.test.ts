@@ -80,7 +80,10 @@ test.skipIf(!hasNatsServer())("NATS down: 503 at once, never 200; back up: the e
   expect(more.every((r) => r.status === 200)).toBe(true);
   expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
-  // everything answered 200 is in the stream (file storage survived the kill), nothing answered 503 is
+  // everything answered 200 is in the stream (file storage survived the kill), nothing answered 503 is;
+  // the checking connection reconnects on its own schedule, not the edge's
+  for (let i = 0; i < 400 && !admin.isConnected(); i++) await Bun.sleep(50);
+  expect(admin.isConnected()).toBe(true);
   const stored = new Set<string>();
   const sub = await admin.consume({ stream: IngestSubjects.stream, durable: "check" }, (m) => {
     for (const it of m.json<{ items: Array<{ external_id: string }> }>().items) stored.add(it.external_id);
