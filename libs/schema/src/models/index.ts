@@ -8,3 +8,4 @@ export * from "./devices";
 export * from "./events";
 export * from "./schedulers";
 export * from "./pushes";
+export * from "./analytics";

@@ -1,29 +1,25 @@
 import { and, eq, gte, inArray, lte, sql, type SQL } from "drizzle-orm";
-import { sendStatsDaily } from "@pushstack/schema";
-import { badRequest, planRequired } from "@pushstack/http";
+import type { Static } from "@sinclair/typebox";
+import { apps, pushPacks, sendStatsDaily, ANALYTICS_SOURCES, type AnalyticsQuery as AnalyticsQuerySchema } from "@pushstack/schema";
+import { badRequest, notFound, planRequired } from "@pushstack/http";
 import { lowestPlanWith, planOf } from "@pushstack/schema";
 import type { Actor, CoreContext } from "../../context";
 import { loadOwnApp } from "../apps/service";
 
-export interface AnalyticsQuery {
-  date_from?: string;
-  date_to?: string;
-  group_by?: string;
-  push_id?: string;
-  pack_id?: string;
-  scheduler_id?: string;
-  template_id?: string;
-  source?: string;
-}
+export type AnalyticsQuery = Static<typeof AnalyticsQuerySchema>;
 
-/** Where a send came from: a pack's weekly or event push, or a scheduler. */
-export const SOURCES = ["pack_scheduled", "pack_event", "scheduler"] as const;
+export const SOURCES = ANALYTICS_SOURCES;
 const PACK_SOURCES = ["pack_scheduled", "pack_event"];
 const GROUPS = ["day", "push", "pack", "scheduler", "template"];
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const validDay = (s: string) => DAY.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) === s;
 const ctr = (clicked: number, delivered: number) => (delivered > 0 ? Math.round((clicked / delivered) * 10000) / 10000 : 0);
+
+const positiveId = (v: string, f: string) => {
+  if (!/^[1-9][0-9]{0,9}$/.test(v)) throw badRequest(`${f} must be a positive integer`);
+  return Number(v);
+};
 
 /**
  * Sent / failed / delivered / clicked and CTR (clicked / delivered) of an app, from send_stats_daily
@@ -34,7 +30,46 @@ const ctr = (clicked: number, delivered: number) => (delivered > 0 ? Math.round(
  */
 export async function appAnalytics(ctx: CoreContext, actor: Actor, appId: number, q: AnalyticsQuery) {
   await loadOwnApp(ctx, actor, appId);
-  const where: (SQL | undefined)[] = [eq(sendStatsDaily.appId, appId)];
+  return { app_id: appId, ...(await report(ctx, eq(sendStatsDaily.appId, appId), q, { groups: GROUPS, full: hasFull(actor) })) };
+}
+
+/**
+ * The same figures over all the caller's apps (an app-scoped key: its app), or the one `app_id`;
+ * `group_by=app` compares apps (a pack attached to several apps, say, with `pack_id`).
+ */
+export async function accountAnalytics(ctx: CoreContext, actor: Actor, q: AnalyticsQuery & { app_id?: string }) {
+  let scope: SQL;
+  if (q.app_id !== undefined && q.app_id !== "") {
+    const id = positiveId(q.app_id, "app_id");
+    await loadOwnApp(ctx, actor, id);
+    scope = eq(sendStatsDaily.appId, id);
+  } else if (actor.appId !== null) scope = eq(sendStatsDaily.appId, actor.appId);
+  else scope = inArray(sendStatsDaily.appId, ctx.db.select({ id: apps.id }).from(apps).where(eq(apps.userId, actor.userId)));
+  return report(ctx, scope, q, { groups: [...GROUPS, "app"], full: hasFull(actor) });
+}
+
+/** Administrators: one pack's figures over every app it is sent to, whoever owns them (a system pack's reach). */
+export async function packAnalytics(ctx: CoreContext, packId: number, q: AnalyticsQuery) {
+  const [pack] = await ctx.db.select({ id: pushPacks.id }).from(pushPacks).where(eq(pushPacks.id, packId));
+  if (!pack) throw notFound("push pack");
+  if (q.pack_id !== undefined && q.pack_id !== "") throw badRequest("pack_id is given by the path");
+  return { pack_id: packId, ...(await report(ctx, eq(sendStatsDaily.packId, packId), q, { groups: [...GROUPS, "app"], full: true })) };
+}
+
+/** The grouping columns of each group_by (typed loosely: drizzle cannot type a union of selections). */
+const GROUP_KEYS: Record<string, Record<string, any>> = {
+  day: { day: sendStatsDaily.day },
+  app: { app_id: sendStatsDaily.appId },
+  push: { source: sendStatsDaily.source, push_id: sendStatsDaily.sourceId, pack_id: sendStatsDaily.packId, template_id: sendStatsDaily.templateId },
+  pack: { pack_id: sendStatsDaily.packId },
+  scheduler: { source: sendStatsDaily.source, scheduler_id: sendStatsDaily.sourceId },
+  template: { source: sendStatsDaily.source, template_id: sendStatsDaily.templateId },
+};
+
+const hasFull = (actor: Actor) => planOf(actor.plan).features.has("full_analytics");
+
+async function report(ctx: CoreContext, scope: SQL, q: AnalyticsQuery, o: { groups: string[]; full: boolean }) {
+  const where: (SQL | undefined)[] = [scope];
   for (const f of ["date_from", "date_to"] as const) {
     const v = q[f];
     if (v === undefined || v === "") continue;
@@ -48,31 +83,20 @@ export async function appAnalytics(ctx: CoreContext, actor: Actor, appId: number
   for (const f of ["push_id", "pack_id", "scheduler_id", "template_id"] as const) {
     const v = q[f];
     if (v === undefined || v === "") continue;
-    if (!/^[1-9][0-9]{0,9}$/.test(v)) throw badRequest(`${f} must be a positive integer`);
-    const n = Number(v);
+    const n = positiveId(v, f);
     if (f === "push_id") where.push(inArray(sendStatsDaily.source, PACK_SOURCES), eq(sendStatsDaily.sourceId, n));
     else if (f === "pack_id") where.push(eq(sendStatsDaily.packId, n));
     else if (f === "scheduler_id") where.push(eq(sendStatsDaily.source, "scheduler"), eq(sendStatsDaily.sourceId, n));
     else where.push(eq(sendStatsDaily.templateId, n));
   }
   const group = q.group_by ?? "day";
-  if (!GROUPS.includes(group)) throw badRequest(`group_by must be one of ${GROUPS.join(", ")}`);
-  if (group !== "day" && !planOf(actor.plan).features.has("full_analytics")) {
+  if (!o.groups.includes(group)) throw badRequest(`group_by must be one of ${o.groups.join(", ")}`);
+  if (group !== "day" && !o.full) {
     throw planRequired(`analytics by ${group} requires the ${lowestPlanWith("full_analytics").name} plan`);
   }
   if (group === "pack") where.push(inArray(sendStatsDaily.source, PACK_SOURCES));
   if (group === "scheduler" || group === "template") where.push(eq(sendStatsDaily.source, "scheduler"));
-  // one grouping column set per group_by (typed loosely: drizzle cannot type a union of selections)
-  const keys: Record<string, any> =
-    group === "day"
-      ? { day: sendStatsDaily.day }
-      : group === "push"
-        ? { source: sendStatsDaily.source, push_id: sendStatsDaily.sourceId, pack_id: sendStatsDaily.packId, template_id: sendStatsDaily.templateId }
-        : group === "pack"
-          ? { pack_id: sendStatsDaily.packId }
-          : group === "scheduler"
-            ? { source: sendStatsDaily.source, scheduler_id: sendStatsDaily.sourceId }
-            : { source: sendStatsDaily.source, template_id: sendStatsDaily.templateId };
+  const keys = GROUP_KEYS[group]!;
   const rows = await ctx.db
     .select({
       ...keys,
@@ -96,5 +120,5 @@ export async function appAnalytics(ctx: CoreContext, actor: Actor, appId: number
     delivered: 0,
     clicked: 0,
   });
-  return { app_id: appId, group_by: group, totals: { ...totals, ctr: ctr(totals.clicked, totals.delivered) }, rows: out };
+  return { group_by: group, totals: { ...totals, ctr: ctr(totals.clicked, totals.delivered) }, rows: out };
 }

@@ -1,16 +1,11 @@
-import { Elysia, t } from "elysia";
-import { ErrorBody, SendSubjects } from "@pushstack/schema";
+import { SendSubjects } from "@pushstack/schema";
 import type { CoreContext } from "../../context";
-import type { TokenSigner } from "../auth/tokens";
-import { authed } from "../auth/plugin";
-import { pathId } from "../../lib/params";
 import type { JobRegistry } from "../jobs";
 import type { Subscription } from "@pushstack/bus";
 import { createPump, type Pump } from "./fanout";
 import { scheduleTick } from "./tick";
 import { sendDue } from "./due";
 import { rollup, startResultsConsumer } from "./results";
-import { appAnalytics } from "./analytics";
 
 export { tagFilter, msgIdOf, sendIdOf, fanOutPage, type Audience, type SchedulerAudience } from "./fanout";
 export { createSend } from "./create";
@@ -74,24 +69,4 @@ export function createSending(ctx: CoreContext) {
 }
 export type Sending = ReturnType<typeof createSending>;
 
-export function analyticsRoutes(ctx: CoreContext, tokens: TokenSigner) {
-  return new Elysia({ prefix: "/api/v3/apps/:app_id/analytics" }).use(authed(ctx, tokens)).get("", ({ actor, params, query }) => appAnalytics(ctx, actor, pathId(params.app_id, "app"), query), {
-    query: t.Object({
-      date_from: t.Optional(t.String()),
-      date_to: t.Optional(t.String()),
-      group_by: t.Optional(t.String()),
-      push_id: t.Optional(t.String({ description: "a pack push (scheduled or event)" })),
-      pack_id: t.Optional(t.String()),
-      scheduler_id: t.Optional(t.String()),
-      template_id: t.Optional(t.String({ description: "a push template (Pushes group) sent by schedulers" })),
-      source: t.Optional(t.String({ description: "pack_scheduled | pack_event | scheduler" })),
-    }),
-    response: { 200: t.Object({}, { additionalProperties: true }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },
-    detail: {
-      tags: ["Analytics"],
-      summary: "Sent, failed, delivered, clicked and CTR (clicked / delivered) of an app, by day, push, pack, scheduler or template, for a UTC date range",
-      description:
-        "`group_by`: `day` (every plan), `push`, `pack`, `scheduler`, `template` (full analytics: Pro plan or above). Filters: `date_from`, `date_to` (YYYY-MM-DD, UTC, inclusive), `source`, `push_id`, `pack_id`, `scheduler_id`, `template_id`. Rows by push, scheduler or template carry `source` (`pack_scheduled`, `pack_event` or `scheduler`). CTR = clicked / delivered (0 when nothing was delivered).",
-    },
-  });
-}
+export { analyticsRoutes } from "./routes";
