@@ -67,6 +67,16 @@ const DelayMinutes = Type.Integer({
   description: "`event`: minutes after the event (default 0)",
 });
 
+/** The schedule and audience fields, the same on create and update (which of them a type takes is the service's rule). */
+const scheduleFields = {
+  send_at: Type.Optional(SendAt),
+  days_of_week: Type.Optional(DaysOfWeek),
+  send_time: Type.Optional(SendTime),
+  event_code: Type.Optional(EventCode),
+  delay_minutes: Type.Optional(DelayMinutes),
+  filters: Type.Optional(SchedulerFiltersBody),
+};
+
 export const CreateSchedulerBody = Type.Object({
   app_id: Type.Integer({ minimum: 1, maximum: 2147483647, error: "app_id is required and must be a positive integer" }),
   push_id: PushId,
@@ -75,23 +85,13 @@ export const CreateSchedulerBody = Type.Object({
     SCHEDULER_TYPES.map((x) => Type.Literal(x)),
     { error: "type is required: one of instant, once, weekly, event", description: "`instant` sends when created; `once` at `send_at`; `weekly` on `days_of_week` at `send_time` (UTC); `event` to the device that records `event_code`, `delay_minutes` later (Pro plan or above)" },
   ),
-  send_at: Type.Optional(SendAt),
-  days_of_week: Type.Optional(DaysOfWeek),
-  send_time: Type.Optional(SendTime),
-  event_code: Type.Optional(EventCode),
-  delay_minutes: Type.Optional(DelayMinutes),
-  filters: Type.Optional(SchedulerFiltersBody),
+  ...scheduleFields,
 }, { additionalProperties: true }); // unknown fields are refused by the service (a mistyped `filters` must not send to everyone)
 
 export const UpdateSchedulerBody = Type.Object({
   name: Type.Optional(Name),
   push_id: Type.Optional(PushId),
-  send_at: Type.Optional(SendAt),
-  days_of_week: Type.Optional(DaysOfWeek),
-  send_time: Type.Optional(SendTime),
-  event_code: Type.Optional(EventCode),
-  delay_minutes: Type.Optional(DelayMinutes),
-  filters: Type.Optional(SchedulerFiltersBody),
+  ...scheduleFields,
   status: Type.Optional(
     Type.Union([Type.Literal("active"), Type.Literal("paused")], {
       error: "status must be active or paused",

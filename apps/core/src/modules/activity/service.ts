@@ -1,6 +1,6 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import { activityLog } from "@pushstack/schema";
-import { badRequest } from "@pushstack/http";
+import { idCursor, pageLimit } from "../../lib/params";
 import type { Actor, CoreContext } from "../../context";
 import { loadOwnApp } from "../apps/service";
 
@@ -22,22 +22,16 @@ function view(r: Row) {
   };
 }
 
-const cursorOf = (id: number) => Buffer.from(`a${id}`).toString("base64url");
-function idOf(cursor: string): number {
-  const m = /^a([0-9]{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!m) throw badRequest("cursor must be the next_cursor of a previous page");
-  return Number(m[1]);
-}
+const cursor = idCursor("a");
 
 /** The app's activity log, newest first, keyset-paginated. */
 export async function listActivity(ctx: CoreContext, actor: Actor, appId: number, q: { limit?: string; cursor?: string; kind?: string }) {
   await loadOwnApp(ctx, actor, appId);
-  const limit = q.limit === undefined ? 50 : Number(q.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw badRequest("limit must be an integer 1 to 500");
+  const limit = pageLimit(q.limit, 500);
   const where: SQL[] = [eq(activityLog.appId, appId)];
   if (q.kind) where.push(eq(activityLog.kind, q.kind));
-  if (q.cursor) where.push(lt(activityLog.id, idOf(q.cursor)));
+  if (q.cursor) where.push(lt(activityLog.id, cursor.decode(q.cursor)));
   const rows = await ctx.db.select().from(activityLog).where(and(...where)).orderBy(desc(activityLog.id)).limit(limit + 1);
   const page = rows.slice(0, limit);
-  return { items: page.map(view), next_cursor: rows.length > limit ? cursorOf(page[page.length - 1]!.id) : null };
+  return { items: page.map(view), next_cursor: rows.length > limit ? cursor.encode(page[page.length - 1]!.id) : null };
 }

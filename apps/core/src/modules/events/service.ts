@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, sql, type SQL } from "drizzle-orm";
 import { appEventDefinitions, appEventStats, apps, EventCodePattern, isBuiltinEvent } from "@pushstack/schema";
 import { badRequest, conflict, notFound } from "@pushstack/http";
+import { pageLimit } from "../../lib/params";
 import type { Actor, CoreContext } from "../../context";
 import { isUniqueViolation } from "../../lib/db-errors";
 import { loadOwnApp } from "../apps/service";
@@ -74,8 +75,7 @@ export async function listEvents(ctx: CoreContext, actor: Actor, appId: number, 
   await loadOwnApp(ctx, actor, appId);
   const sort = (q.sort ?? "count") as Sort;
   if (sort !== "count" && sort !== "code") throw badRequest("sort must be count or code");
-  const limit = q.limit === undefined ? 100 : Number(q.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw badRequest("limit must be an integer 1 to 1000");
+  const limit = pageLimit(q.limit, 1000, 100);
 
   const s = ctx.db
     .select({ code: appEventStats.code, count: appEventStats.count, devices: appEventStats.devices, firstAt: appEventStats.firstAt, lastAt: appEventStats.lastAt })

@@ -69,14 +69,13 @@ export class EventStats {
  * item a no-op (null). Appends the code to the device's distinct event list and fires the triggers.
  *
  * The app's counters for the code (count +1; devices +1 when the code is new on this device) go into
- * `stats` when given, for the caller to flush once before its commit; without it they are applied here,
- * in this transaction (right for a transaction that records one event: it touches one counter row).
+ * `stats`, for the caller to flush as the last statement before its commit.
  */
 export async function recordEvent(
   tx: Db,
   device: DeviceRow,
   e: { itemId: string; code: string; source: "postback" | "sdk"; at: Date; data?: Record<string, unknown> | null },
-  stats?: EventStats,
+  stats: EventStats,
 ): Promise<{ code: string; eventId: number } | null> {
   const deposit = isDeposit(e.code);
   const deposits = deposit ? device.deposits + 1 : device.deposits;
@@ -99,11 +98,6 @@ export async function recordEvent(
   const newOnDevice = !device.events.includes(code);
   if (newOnDevice) device.events = [...device.events, code];
   await fireTriggers(tx, { appId: device.appId, deviceId: device.id, deviceLanguage: device.language, eventId: row.id, code, at: e.at });
-  if (stats) stats.add(device.appId, code, newOnDevice, e.at);
-  else {
-    const own = new EventStats();
-    own.add(device.appId, code, newOnDevice, e.at);
-    await own.flush(tx);
-  }
+  stats.add(device.appId, code, newOnDevice, e.at);
   return { code, eventId: row.id };
 }

@@ -2,7 +2,7 @@ import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { devices, notificationEvents, type IngestInfo, type IngestNotification, type IngestSdkEvent } from "@pushstack/schema";
 import type { CoreContext } from "../../context";
 import { mergeTags } from "../devices/store";
-import { recordEvent } from "./record";
+import { EventStats, recordEvent } from "./record";
 
 const later = (at: Date) => sql`greatest(${devices.lastActiveAt}, ${at.toISOString()}::timestamptz)`;
 
@@ -54,7 +54,10 @@ export async function processSdkEvent(ctx: CoreContext, item: IngestSdkEvent): P
       .where(and(eq(devices.id, item.device_id), eq(devices.appId, item.app_id)))
       .for("update");
     if (!device) return;
-    const rec = await recordEvent(tx, device, { itemId: item.id, code: item.event, source: "sdk", at, data: item.data ?? null });
+    const stats = new EventStats();
+    const rec = await recordEvent(tx, device, { itemId: item.id, code: item.event, source: "sdk", at, data: item.data ?? null }, stats);
     if (rec) await tx.update(devices).set({ lastActiveAt: later(at) }).where(eq(devices.id, device.id));
+    // last: the app's counter row (hot: every event of that code) is held only until the commit
+    await stats.flush(tx);
   });
 }

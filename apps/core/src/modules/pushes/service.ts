@@ -1,12 +1,15 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import { apps, devices, normalizeLanguage, pushTemplates, schedulers, PUSH_LIMITS, type PushTranslation } from "@pushstack/schema";
 import { badRequest, conflict, notFound } from "@pushstack/http";
+import { idCursor, pageLimit, queryId } from "../../lib/params";
+import { isStillReferenced } from "../../lib/db-errors";
 import { bindSend, compile, fastRng, seededRng, validateTemplate, TemplateError, toClickUrl, type Program, type RenderDevice } from "@pushstack/templating";
 import type { Actor, CoreContext } from "../../context";
 import type { Db } from "../../db";
 import { loadOwnApp } from "../apps/service";
 import { requireFeature } from "../billing/entitlements";
 import { chooseLanguage } from "../ingest/triggers";
+import { checkDeviceFilters } from "../devices/service";
 
 /**
  * Push templates ("Pushes"): one push's content in up to 50 languages. Every text is validated with
@@ -280,29 +283,22 @@ export async function getPush(ctx: CoreContext, actor: Actor, pushId: number) {
   return pushView(await loadOwnPush(ctx, actor, pushId));
 }
 
-const cursorOf = (id: number) => Buffer.from(`p${id}`).toString("base64url");
-function idOfCursor(cursor: string): number {
-  const m = /^p([0-9]{1,10})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!m) throw badRequest("cursor must be the next_cursor of a previous page");
-  return Number(m[1]);
-}
+const cursor = idCursor("p");
 
 /** Newest first (what a dashboard shows), keyset on id: stable while pushes are added. */
 export async function listPushes(ctx: CoreContext, actor: Actor, q: { app_id?: string; limit?: string; cursor?: string }) {
   const where: SQL[] = [eq(pushTemplates.userId, actor.userId)];
   if (q.app_id !== undefined) {
-    if (!/^[1-9][0-9]{0,9}$/.test(q.app_id) || Number(q.app_id) > 2147483647) throw badRequest("app_id must be a positive integer");
-    await loadOwnApp(ctx, actor, Number(q.app_id));
-    where.push(eq(pushTemplates.appId, Number(q.app_id)));
+    const app = await loadOwnApp(ctx, actor, queryId(q.app_id, "app_id"));
+    where.push(eq(pushTemplates.appId, app.id));
   } else if (actor.appId !== null) {
     where.push(eq(pushTemplates.appId, actor.appId));
   }
-  const limit = q.limit === undefined ? 50 : Number(q.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest("limit must be an integer 1 to 100");
-  if (q.cursor) where.push(lt(pushTemplates.id, idOfCursor(q.cursor)));
+  const limit = pageLimit(q.limit, 100);
+  if (q.cursor) where.push(lt(pushTemplates.id, cursor.decode(q.cursor)));
   const rows = await ctx.db.select().from(pushTemplates).where(and(...where)).orderBy(desc(pushTemplates.id)).limit(limit + 1);
   const page = rows.slice(0, limit);
-  return { items: page.map(pushView), next_cursor: rows.length > limit ? cursorOf(page[page.length - 1]!.id) : null };
+  return { items: page.map(pushView), next_cursor: rows.length > limit ? cursor.encode(page[page.length - 1]!.id) : null };
 }
 
 /**
@@ -344,13 +340,6 @@ export async function updatePush(ctx: CoreContext, actor: Actor, pushId: number,
   return pushView(row);
 }
 
-/** ON DELETE RESTRICT raises restrict_violation (23001); NO ACTION would raise foreign_key_violation (23503). */
-const isReferenced = (e: unknown) => {
-  const err = e as { code?: string; cause?: { code?: string } };
-  const code = err?.code ?? err?.cause?.code;
-  return code === "23001" || code === "23503";
-};
-
 async function inUse(ctx: CoreContext, pushId: number) {
   const rows = await ctx.db.select({ id: schedulers.id }).from(schedulers).where(eq(schedulers.pushId, pushId)).orderBy(schedulers.id).limit(11);
   if (!rows.length) return null;
@@ -367,7 +356,7 @@ export async function deletePush(ctx: CoreContext, actor: Actor, pushId: number)
   try {
     await ctx.db.delete(pushTemplates).where(eq(pushTemplates.id, pushId));
   } catch (e) {
-    if (isReferenced(e)) throw (await inUse(ctx, pushId)) ?? conflict("push is used by scheduler(s)");
+    if (isStillReferenced(e)) throw (await inUse(ctx, pushId)) ?? conflict("push is used by scheduler(s)");
     throw e;
   }
 }
@@ -401,20 +390,12 @@ async function previewDevice(ctx: CoreContext, push: PushRow, input: PreviewInpu
     return { external_id: d.externalId, language: d.language, country: d.country, platform: d.platform, platform_name: d.model, tz_sec: d.tzSec, tags: d.tags ?? {} };
   }
   const d = input.device ?? {};
-  let language: string | null = null;
-  if (d.language) {
-    language = normalizeLanguage(d.language);
-    if (!language) throw badRequest("device.language must be a language code such as en or pt-BR");
-  }
-  let country: string | null = null;
-  if (d.country) {
-    if (!/^[A-Za-z]{2}$/.test(d.country)) throw badRequest("device.country must be a 2-letter ISO 3166-1 code");
-    country = d.country.toUpperCase();
-  }
+  // normalised and checked as the device query's filters are (pt_br → pt-BR, us → US)
+  const checked = checkDeviceFilters({ language: d.language || undefined, country: d.country || undefined }, "device.");
   return {
     external_id: d.external_id ?? null,
-    language,
-    country,
+    language: checked.language ?? null,
+    country: checked.country ?? null,
     platform: d.platform ?? null,
     platform_name: d.platform_name ?? null,
     tz_sec: d.tz_sec ?? null,

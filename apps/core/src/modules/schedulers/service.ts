@@ -1,7 +1,8 @@
 import { and, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { Static } from "@sinclair/typebox";
-import { devices, pushTemplates, schedulers, sends, SCHEDULER_FILTER_KEYS, SCHEDULER_TYPES, type SchedulerFilters, type SchedulerObject, type SchedulerType } from "@pushstack/schema";
+import { devices, pushTemplates, schedulers, sends, CreateSchedulerBody, UpdateSchedulerBody, SCHEDULER_FILTER_KEYS, SCHEDULER_TYPES, type SchedulerFilters, type SchedulerObject, type SchedulerType } from "@pushstack/schema";
 import { badRequest, conflict, forbidden, notFound } from "@pushstack/http";
+import { idCursor, pageLimit, queryId } from "../../lib/params";
 import type { Actor, CoreContext } from "../../context";
 import type { Db } from "../../db";
 import { loadOwnApp } from "../apps/service";
@@ -132,8 +133,8 @@ function parseSendAt(raw: string, now: Date): Date {
   return d;
 }
 
-const CREATE_KEYS = ["app_id", "push_id", "name", "type", "send_at", "days_of_week", "send_time", "event_code", "delay_minutes", "filters"];
-const UPDATE_KEYS = ["name", "push_id", "send_at", "days_of_week", "send_time", "event_code", "delay_minutes", "filters", "status"];
+const CREATE_KEYS = Object.keys(CreateSchedulerBody.properties);
+const UPDATE_KEYS = Object.keys(UpdateSchedulerBody.properties);
 
 /** A mistyped field is refused, not ignored: `filter` for `filters` would otherwise send to the whole audience. */
 function rejectUnknown(input: object, known: string[]) {
@@ -232,19 +233,14 @@ export interface ListQuery {
   cursor?: string;
 }
 
-const encodeCursor = (id: number) => Buffer.from(`s${id}`).toString("base64url");
-function decodeCursor(c: string): number | null {
-  const m = /^s([0-9]{1,10})$/.exec(Buffer.from(c, "base64url").toString("utf8"));
-  return m ? Number(m[1]) : null;
-}
+const cursor = idCursor("s");
 
 /** The caller's schedulers, newest first, keyset-paginated; filters app_id, type, status. */
 export async function listSchedulers(ctx: CoreContext, actor: Actor, q: ListQuery) {
   const where: (SQL | undefined)[] = [eq(schedulers.userId, actor.userId)];
   if (actor.appId !== null) where.push(eq(schedulers.appId, actor.appId));
   if (q.app_id !== undefined && q.app_id !== "") {
-    if (!/^[1-9][0-9]{0,9}$/.test(q.app_id) || Number(q.app_id) > 2147483647) throw badRequest("app_id must be a positive integer");
-    const app = await loadOwnApp(ctx, actor, Number(q.app_id));
+    const app = await loadOwnApp(ctx, actor, queryId(q.app_id, "app_id"));
     where.push(eq(schedulers.appId, app.id));
   }
   if (q.type !== undefined && q.type !== "") {
@@ -255,16 +251,8 @@ export async function listSchedulers(ctx: CoreContext, actor: Actor, q: ListQuer
     if (!["active", "paused", "completed", "missed"].includes(q.status)) throw badRequest("status must be one of active, paused, completed, missed");
     where.push(eq(schedulers.status, q.status));
   }
-  let limit = 50;
-  if (q.limit !== undefined && q.limit !== "") {
-    if (!/^[0-9]{1,4}$/.test(q.limit) || Number(q.limit) < 1 || Number(q.limit) > 100) throw badRequest("limit must be an integer 1 to 100");
-    limit = Number(q.limit);
-  }
-  if (q.cursor) {
-    const before = q.cursor.length <= 40 ? decodeCursor(q.cursor) : null;
-    if (before === null) throw badRequest("cursor must be the next_cursor of a previous page");
-    where.push(lt(schedulers.id, before));
-  }
+  const limit = pageLimit(q.limit, 100);
+  if (q.cursor) where.push(lt(schedulers.id, cursor.decode(q.cursor)));
   const rows = await ctx.db
     .select()
     .from(schedulers)
@@ -273,7 +261,7 @@ export async function listSchedulers(ctx: CoreContext, actor: Actor, q: ListQuer
     .limit(limit + 1);
   const page = rows.slice(0, limit);
   const now = ctx.now();
-  return { items: page.map((r) => schedulerView(r, now)), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : null };
+  return { items: page.map((r) => schedulerView(r, now)), next_cursor: rows.length > limit ? cursor.encode(page[page.length - 1]!.id) : null };
 }
 
 export async function getScheduler(ctx: CoreContext, actor: Actor, id: number) {

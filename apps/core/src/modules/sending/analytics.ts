@@ -2,24 +2,19 @@ import { and, eq, gte, inArray, lte, sql, type SQL } from "drizzle-orm";
 import type { Static } from "@sinclair/typebox";
 import { apps, pushPacks, sendStatsDaily, ANALYTICS_SOURCES, type AnalyticsQuery as AnalyticsQuerySchema } from "@pushstack/schema";
 import { badRequest, notFound, planRequired } from "@pushstack/http";
+import { queryId } from "../../lib/params";
 import { lowestPlanWith, planOf } from "@pushstack/schema";
 import type { Actor, CoreContext } from "../../context";
 import { loadOwnApp } from "../apps/service";
 
 export type AnalyticsQuery = Static<typeof AnalyticsQuerySchema>;
 
-export const SOURCES = ANALYTICS_SOURCES;
 const PACK_SOURCES = ["pack_scheduled", "pack_event"];
 const GROUPS = ["day", "push", "pack", "scheduler", "template"];
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const validDay = (s: string) => DAY.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) === s;
 const ctr = (clicked: number, delivered: number) => (delivered > 0 ? Math.round((clicked / delivered) * 10000) / 10000 : 0);
-
-const positiveId = (v: string, f: string) => {
-  if (!/^[1-9][0-9]{0,9}$/.test(v)) throw badRequest(`${f} must be a positive integer`);
-  return Number(v);
-};
 
 /**
  * Sent / failed / delivered / clicked and CTR (clicked / delivered) of an app, from send_stats_daily
@@ -40,7 +35,7 @@ export async function appAnalytics(ctx: CoreContext, actor: Actor, appId: number
 export async function accountAnalytics(ctx: CoreContext, actor: Actor, q: AnalyticsQuery & { app_id?: string }) {
   let scope: SQL;
   if (q.app_id !== undefined && q.app_id !== "") {
-    const id = positiveId(q.app_id, "app_id");
+    const id = queryId(q.app_id, "app_id");
     await loadOwnApp(ctx, actor, id);
     scope = eq(sendStatsDaily.appId, id);
   } else if (actor.appId !== null) scope = eq(sendStatsDaily.appId, actor.appId);
@@ -77,13 +72,13 @@ async function report(ctx: CoreContext, scope: SQL, q: AnalyticsQuery, o: { grou
     where.push(f === "date_from" ? gte(sendStatsDaily.day, v) : lte(sendStatsDaily.day, v));
   }
   if (q.source !== undefined && q.source !== "") {
-    if (!(SOURCES as readonly string[]).includes(q.source)) throw badRequest(`source must be one of ${SOURCES.join(", ")}`);
+    if (!(ANALYTICS_SOURCES as readonly string[]).includes(q.source)) throw badRequest(`source must be one of ${ANALYTICS_SOURCES.join(", ")}`);
     where.push(eq(sendStatsDaily.source, q.source));
   }
   for (const f of ["push_id", "pack_id", "scheduler_id", "template_id"] as const) {
     const v = q[f];
     if (v === undefined || v === "") continue;
-    const n = positiveId(v, f);
+    const n = queryId(v, f);
     if (f === "push_id") where.push(inArray(sendStatsDaily.source, PACK_SOURCES), eq(sendStatsDaily.sourceId, n));
     else if (f === "pack_id") where.push(eq(sendStatsDaily.packId, n));
     else if (f === "scheduler_id") where.push(eq(sendStatsDaily.source, "scheduler"), eq(sendStatsDaily.sourceId, n));

@@ -87,7 +87,7 @@ type SendRow = typeof sends.$inferSelect;
 /**
  * Whether a send may go on: its app exists and is not archived, the owner's account is not past_due,
  * its pack (if any) is usable (own, or a published system pack), its scheduler (if any) exists and is
- * not paused. One query by primary keys, run before every page: pausing stops a send mid-fan-out.
+ * not paused. One query by primary keys, run before every turn: pausing stops a send mid-fan-out.
  */
 async function stillLive(tx: Db, s: SendRow): Promise<boolean> {
   const pack =

@@ -13,11 +13,6 @@ export { scheduleTick, CATCH_UP_MINUTES } from "./tick";
 export { sendDue } from "./due";
 export { rollup, applyResults } from "./results";
 
-/**
- * The send orchestration: jobs `schedule-tick` (every minute, with catch-up), `send-due` (delayed event
- * pushes), `sending-rollup` (SDK reports into analytics); the fan-out pump; the results consumer.
- * Every effect is exactly-once through the database, so every replica runs all of it.
- */
 /** The pump of each core context, so a module that creates a send (an instant scheduler) can start its fan-out at once. */
 const pumps = new WeakMap<CoreContext, Pump>();
 
@@ -26,6 +21,11 @@ export function kickSends(ctx: CoreContext): void {
   void pumps.get(ctx)?.kick();
 }
 
+/**
+ * The send orchestration: jobs `schedule-tick` (every minute, with catch-up), `send-due` (delayed event
+ * pushes), `sending-rollup` (SDK reports into analytics); the fan-out pump; the results consumer.
+ * Every effect is exactly-once through the database, so every replica runs all of it.
+ */
 export function createSending(ctx: CoreContext) {
   const pump = createPump(ctx);
   pumps.set(ctx, pump);

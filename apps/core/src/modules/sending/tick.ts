@@ -1,4 +1,4 @@
-import { and, eq, gt, lte, or, sql } from "drizzle-orm";
+import { and, eq, gt, lte, or, sql, type SQL } from "drizzle-orm";
 import { appPushPacks, apps, packLanguages, packScheduledPushes, pushPacks, schedulers, sendingMarks, users } from "@pushstack/schema";
 import type { CoreContext } from "../../context";
 import { sendingAllowed } from "../billing/limits";
@@ -57,8 +57,15 @@ async function tickMinute(ctx: CoreContext, minute: Date): Promise<number> {
   return created + (await weeklySchedulers(ctx, minute));
 }
 
-/** Active schedulers of apps that may send (not archived, account not past_due): the tick's join. */
-const liveScheduler = () => and(eq(schedulers.status, "active"), eq(apps.archived, false), sql`${users.subscriptionStatus} <> 'past_due'`);
+/** Active schedulers of one type whose app may send (not archived, account not past_due), narrowed by `when`. */
+function liveSchedulers(ctx: CoreContext, kind: "weekly" | "once", ...when: SQL[]) {
+  return ctx.db
+    .select({ id: schedulers.id, sendAt: schedulers.sendAt })
+    .from(schedulers)
+    .innerJoin(apps, eq(apps.id, schedulers.appId))
+    .innerJoin(users, eq(users.id, apps.userId))
+    .where(and(eq(schedulers.kind, kind), eq(schedulers.status, "active"), eq(apps.archived, false), sql`${users.subscriptionStatus} <> 'past_due'`, ...when));
+}
 
 /**
  * Sends one scheduler to its filtered audience, once per `key`, in a transaction that locks the
@@ -94,19 +101,12 @@ async function fireScheduler(ctx: CoreContext, id: number, minute: Date, once: b
 
 /** Weekly schedulers whose day and HH:MM (UTC) are this minute. */
 async function weeklySchedulers(ctx: CoreContext, minute: Date): Promise<number> {
-  const rows = await ctx.db
-    .select({ id: schedulers.id })
-    .from(schedulers)
-    .innerJoin(apps, eq(apps.id, schedulers.appId))
-    .innerJoin(users, eq(users.id, apps.userId))
-    .where(
-      and(
-        eq(schedulers.kind, "weekly"),
-        liveScheduler(),
-        sql`${dayOfWeek(minute)}::smallint = any(${schedulers.daysOfWeek})`,
-        sql`to_char(${schedulers.sendTime}, 'HH24:MI') = ${hhmm(minute)}`,
-      ),
-    );
+  const rows = await liveSchedulers(
+    ctx,
+    "weekly",
+    sql`${dayOfWeek(minute)}::smallint = any(${schedulers.daysOfWeek})`,
+    sql`to_char(${schedulers.sendTime}, 'HH24:MI') = ${hhmm(minute)}`,
+  );
   let created = 0;
   for (const r of rows) if (await fireScheduler(ctx, r.id, minute, false)) created++;
   return created;
@@ -118,19 +118,7 @@ async function weeklySchedulers(ctx: CoreContext, minute: Date): Promise<number>
  * key is the minute of send_at, so every tick that sees it agrees.
  */
 async function onceSchedulers(ctx: CoreContext, at: Date): Promise<number> {
-  const rows = await ctx.db
-    .select({ id: schedulers.id, sendAt: schedulers.sendAt })
-    .from(schedulers)
-    .innerJoin(apps, eq(apps.id, schedulers.appId))
-    .innerJoin(users, eq(users.id, apps.userId))
-    .where(
-      and(
-        eq(schedulers.kind, "once"),
-        liveScheduler(),
-        lte(schedulers.sendAt, at),
-        gt(schedulers.sendAt, new Date(at.getTime() - CATCH_UP_MINUTES * 60_000)),
-      ),
-    );
+  const rows = await liveSchedulers(ctx, "once", lte(schedulers.sendAt, at), gt(schedulers.sendAt, new Date(at.getTime() - CATCH_UP_MINUTES * 60_000)));
   let created = 0;
   for (const r of rows) if (await fireScheduler(ctx, r.id, minuteOf(r.sendAt!), true)) created++;
   return created;
